@@ -1,0 +1,156 @@
+//! The modelled systems. Each is a [`Model`]: typed parameters read from a model file, the
+//! metrics one run reports (in a fixed order), and a `run` that builds its world, simulates it
+//! with one seed and returns those metrics with the trace digest.
+//!
+//! [`WorldSpec`] is the closed list of models a model file may name; dispatch is a `match`,
+//! so every model is monomorphised (no `dyn` in the hot loop).
+
+pub mod hold;
+pub mod rollout;
+
+use crate::sim::Trace;
+use serde::{Deserialize, Serialize};
+
+/// Is a metric a measurement, or a 0/1 outcome whose mean is a probability?
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum MetricKind {
+    /// A measurement: mean, sd, Student-t CI, quantiles.
+    Value,
+    /// A 0/1 outcome: additionally a proportion with a Wilson interval.
+    Indicator,
+}
+
+/// One metric a model reports per run. Names carry their unit (`exposure_s`, `goodput_rps`).
+#[derive(Clone, Debug, Serialize)]
+pub struct MetricDef {
+    /// Column name, with its unit as a suffix where it has one.
+    pub name: &'static str,
+    /// Measurement or 0/1 outcome.
+    pub kind: MetricKind,
+    /// One line for the report page.
+    pub help: &'static str,
+}
+
+impl MetricDef {
+    /// A measurement.
+    pub const fn value(name: &'static str, help: &'static str) -> Self {
+        MetricDef {
+            name,
+            kind: MetricKind::Value,
+            help,
+        }
+    }
+    /// A 0/1 outcome.
+    pub const fn indicator(name: &'static str, help: &'static str) -> Self {
+        MetricDef {
+            name,
+            kind: MetricKind::Indicator,
+            help,
+        }
+    }
+}
+
+/// What one run returns.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    /// One value per [`MetricDef`], in the same order.
+    pub metrics: Vec<f64>,
+    /// Events handled.
+    pub events: u64,
+    /// BLAKE3 digest of the trace, 64 hex characters.
+    pub digest: String,
+    /// A human-readable account of the run (for `vtsim replay`), when asked for.
+    pub report: Option<String>,
+}
+
+/// How a run is observed.
+pub struct RunOptions {
+    /// The trace sink (digest only, or digest plus JSONL).
+    pub trace: Trace,
+    /// Build [`RunOutput::report`].
+    pub report: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            trace: Trace::digest_only(),
+            report: false,
+        }
+    }
+}
+
+/// A modelled system.
+pub trait Model {
+    /// The model file's parameters (`deny_unknown_fields`, durations as strings).
+    type Params: Serialize + for<'de> Deserialize<'de> + Clone + Send + Sync + std::fmt::Debug;
+    /// Check values serde cannot: `Err((field path, what was expected))`.
+    fn validate(p: &Self::Params) -> Result<(), (String, String)>;
+    /// The metrics a run reports, in order.
+    fn metric_defs() -> Vec<MetricDef>;
+    /// Simulate one run with `seed`.
+    fn run(p: &Self::Params, seed: u64, opts: RunOptions) -> RunOutput;
+}
+
+/// The world a model file describes: which model, with its parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum WorldSpec {
+    /// Rolling restarts vs vtgate discovery (`spec/rollout.md`).
+    Rollout(rollout::RolloutParams),
+    /// The hold model of event-set benchmarks (a kernel fixture).
+    Hold(hold::HoldParams),
+}
+
+macro_rules! dispatch {
+    ($spec:expr, $p:ident => $body:expr) => {
+        match $spec {
+            WorldSpec::Rollout($p) => {
+                #[allow(dead_code)]
+                type M = rollout::Rollout;
+                $body
+            }
+            WorldSpec::Hold($p) => {
+                #[allow(dead_code)]
+                type M = hold::Hold;
+                $body
+            }
+        }
+    };
+}
+
+impl WorldSpec {
+    /// The model's name as written in model files.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WorldSpec::Rollout(_) => "Rollout",
+            WorldSpec::Hold(_) => "Hold",
+        }
+    }
+    /// See [`Model::validate`].
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        dispatch!(self, p => M::validate(p))
+    }
+    /// See [`Model::metric_defs`].
+    pub fn metric_defs(&self) -> Vec<MetricDef> {
+        dispatch!(self, _p => M::metric_defs())
+    }
+    /// See [`Model::run`].
+    pub fn run(&self, seed: u64, opts: RunOptions) -> RunOutput {
+        dispatch!(self, p => M::run(p, seed, opts))
+    }
+    /// The parameters as a JSON tree (the form overrides are applied to).
+    pub fn params_json(&self) -> serde_json::Value {
+        dispatch!(self, p => serde_json::to_value(p).expect("params serialise"))
+    }
+    /// The same model with parameters read back from a JSON tree.
+    pub fn with_params_json(&self, v: serde_json::Value) -> Result<WorldSpec, String> {
+        Ok(match self {
+            WorldSpec::Rollout(_) => {
+                WorldSpec::Rollout(serde_json::from_value(v).map_err(|e| e.to_string())?)
+            }
+            WorldSpec::Hold(_) => {
+                WorldSpec::Hold(serde_json::from_value(v).map_err(|e| e.to_string())?)
+            }
+        })
+    }
+}

@@ -1,0 +1,165 @@
+//! Seeded random streams, one per component.
+//!
+//! Every component (a vtgate, a tablet, the operator, a workload) draws from its own
+//! `ChaCha8Rng`, seeded with the run seed and switched to a stream keyed by a *stable* id:
+//! `stream_id(tag, index) = (first 4 bytes of blake3(tag), little-endian) << 32 | index`.
+//! Adding a component, or changing another component's parameters, never changes the draws
+//! of this one. `set_stream` is called right after seeding (see `reference/rust-stack.md` §2).
+//!
+//! Samplers use the `libm` crate's pure-Rust `log`/`exp`, so a draw is bit-identical on every
+//! machine and C library, not only on this one.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// The generator every component uses (a named portable generator of the rand book).
+pub type SimRng = ChaCha8Rng;
+
+/// The stable stream id of component `index` of kind `tag` (e.g. `("vtgate", 3)`).
+pub fn stream_id(tag: &str, index: u32) -> u64 {
+    let h = blake3::hash(tag.as_bytes());
+    let b = h.as_bytes();
+    let hi = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
+    (hi << 32) | index as u64
+}
+
+/// The stream of component `(tag, index)` in the run seeded with `seed`.
+pub fn stream(seed: u64, tag: &str, index: u32) -> SimRng {
+    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    r.set_stream(stream_id(tag, index));
+    r
+}
+
+/// SplitMix64 finaliser: a bijective, well-mixed map of u64 (Steele et al. 2014).
+pub fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The seed of replicate `replicate` of an experiment seeded with `experiment_seed`.
+/// It depends on nothing else, so every sweep point reuses the same seeds (common random numbers).
+pub fn replicate_seed(experiment_seed: u64, replicate: u64) -> u64 {
+    splitmix64(splitmix64(experiment_seed) ^ replicate.wrapping_mul(0xD6E8_FEB8_6659_FD93))
+}
+
+/// Uniform in [0, 1) with 53 random bits.
+#[inline]
+pub fn uniform01<R: Rng>(rng: &mut R) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// Exponential with the given mean (inverse transform; `mean <= 0` gives 0).
+#[inline]
+pub fn exponential<R: Rng>(rng: &mut R, mean: f64) -> f64 {
+    if mean <= 0.0 {
+        return 0.0;
+    }
+    -mean * libm::log1p(-uniform01(rng))
+}
+
+/// Uniform in [lo, hi).
+#[inline]
+pub fn uniform<R: Rng>(rng: &mut R, lo: f64, hi: f64) -> f64 {
+    lo + (hi - lo) * uniform01(rng)
+}
+
+/// Uniform integer in `0..n` (Lemire's widening multiply, unbiased by rejection). `n > 0`.
+#[inline]
+pub fn below<R: Rng>(rng: &mut R, n: u64) -> u64 {
+    assert!(n > 0, "below(0)");
+    let threshold = n.wrapping_neg() % n;
+    loop {
+        let x = rng.next_u64();
+        let m = (x as u128) * (n as u128);
+        if (m as u64) >= threshold {
+            return (m >> 64) as u64;
+        }
+    }
+}
+
+/// Standard normal by Box–Muller (one draw per call; two uniforms consumed).
+pub fn standard_normal<R: Rng>(rng: &mut R) -> f64 {
+    let u1 = 1.0 - uniform01(rng); // (0, 1]
+    let u2 = uniform01(rng);
+    libm::sqrt(-2.0 * libm::log(u1)) * libm::cos(2.0 * std::f64::consts::PI * u2)
+}
+
+/// Poisson with mean `lambda`: Knuth's product method for small means, a normal
+/// approximation with continuity correction above 500 (relative error < 1e-3 there).
+pub fn poisson<R: Rng>(rng: &mut R, lambda: f64) -> u64 {
+    if lambda <= 0.0 {
+        return 0;
+    }
+    if lambda < 30.0 {
+        let l = libm::exp(-lambda);
+        let mut k = 0u64;
+        let mut p = 1.0;
+        loop {
+            p *= uniform01(rng);
+            if p <= l {
+                return k;
+            }
+            k += 1;
+        }
+    }
+    if lambda > 500.0 {
+        let x = lambda + libm::sqrt(lambda) * standard_normal(rng) + 0.5;
+        return if x < 0.0 { 0 } else { x as u64 };
+    }
+    // Moderate means: sum of exponential inter-arrival gaps (exact).
+    let mut t = 0.0;
+    let mut k = 0u64;
+    loop {
+        t += exponential(rng, 1.0);
+        if t > lambda {
+            return k;
+        }
+        k += 1;
+    }
+}
+
+/// In-place Fisher–Yates shuffle.
+pub fn shuffle<R: Rng, T>(rng: &mut R, v: &mut [T]) {
+    for i in (1..v.len()).rev() {
+        let j = below(rng, (i + 1) as u64) as usize;
+        v.swap(i, j);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_are_independent_of_each_other() {
+        let mut a = stream(42, "vtgate", 0);
+        let mut b = stream(42, "vtgate", 1);
+        let mut a2 = stream(42, "vtgate", 0);
+        let x: Vec<u64> = (0..4).map(|_| a.next_u64()).collect();
+        let y: Vec<u64> = (0..4).map(|_| b.next_u64()).collect();
+        let x2: Vec<u64> = (0..4).map(|_| a2.next_u64()).collect();
+        assert_ne!(x, y);
+        assert_eq!(x, x2);
+    }
+
+    #[test]
+    fn chacha8_first_draw_is_the_documented_one() {
+        // reference/rust-stack.md §2: seed_from_u64(42) gives 12578764544318200737 first.
+        let mut r = ChaCha8Rng::seed_from_u64(42);
+        assert_eq!(r.next_u64(), 12578764544318200737);
+    }
+
+    #[test]
+    fn poisson_mean_is_right() {
+        let mut r = stream(7, "t", 0);
+        for lambda in [0.5, 12.0, 80.0, 2000.0] {
+            let n = 4000;
+            let s: u64 = (0..n).map(|_| poisson(&mut r, lambda)).sum();
+            let m = s as f64 / n as f64;
+            let se = (lambda / n as f64).sqrt();
+            assert!((m - lambda).abs() < 4.0 * se, "lambda {lambda}: mean {m}");
+        }
+    }
+}

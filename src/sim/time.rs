@@ -1,0 +1,218 @@
+//! Simulated time: integer nanoseconds, never floats.
+//!
+//! Float sums drift and break bit-for-bit replay, so every instant is a [`SimTime`] and every
+//! span a [`SimDuration`], both `u64` nanoseconds. Durations are written in model and
+//! experiment files as strings: `"90s"`, `"1m30s"`, `"1m 30s"`, `"250ms"`, `"0s"`
+//! (parsed by [`humantime::parse_duration`]; a sign, a missing unit or an unknown unit is an error).
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// Nanoseconds per second.
+pub const NANOS_PER_SEC: u64 = 1_000_000_000;
+
+/// An instant of simulated time, in nanoseconds since the start of the run.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default)]
+pub struct SimTime(pub u64);
+
+/// A span of simulated time, in nanoseconds.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default)]
+pub struct SimDuration(pub u64);
+
+impl SimTime {
+    /// The start of every run.
+    pub const ZERO: SimTime = SimTime(0);
+    /// The end of time: a horizon that never stops a run on its own.
+    pub const MAX: SimTime = SimTime(u64::MAX);
+
+    /// Nanoseconds since the start.
+    pub fn as_nanos(self) -> u64 {
+        self.0
+    }
+    /// Seconds since the start, for reporting only (never feed this back into time).
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / NANOS_PER_SEC as f64
+    }
+    /// The span from `earlier` to `self`, zero when `earlier` is later.
+    pub fn since(self, earlier: SimTime) -> SimDuration {
+        SimDuration(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl SimDuration {
+    /// No time at all.
+    pub const ZERO: SimDuration = SimDuration(0);
+
+    /// A span of whole nanoseconds.
+    pub const fn from_nanos(ns: u64) -> Self {
+        SimDuration(ns)
+    }
+    /// A span of whole milliseconds.
+    pub const fn from_millis(ms: u64) -> Self {
+        SimDuration(ms * 1_000_000)
+    }
+    /// A span of whole seconds.
+    pub const fn from_secs(s: u64) -> Self {
+        SimDuration(s * NANOS_PER_SEC)
+    }
+    /// A span from float seconds, rounded to the nearest nanosecond (negative and NaN give zero).
+    /// Used where a duration is drawn from a distribution; the rounding is exact and portable.
+    pub fn from_secs_f64(s: f64) -> Self {
+        if s.is_nan() || s <= 0.0 {
+            return SimDuration(0);
+        }
+        let ns = (s * NANOS_PER_SEC as f64).round();
+        if ns >= u64::MAX as f64 {
+            SimDuration(u64::MAX)
+        } else {
+            SimDuration(ns as u64)
+        }
+    }
+    /// Nanoseconds.
+    pub fn as_nanos(self) -> u64 {
+        self.0
+    }
+    /// Seconds, for reporting and for rates.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / NANOS_PER_SEC as f64
+    }
+    /// `self * k`, saturating.
+    pub fn mul_f64(self, k: f64) -> SimDuration {
+        SimDuration::from_secs_f64(self.as_secs_f64() * k)
+    }
+    /// Parse `"90s"`, `"1m30s"`, `"250ms"`... See the module doc.
+    pub fn parse(text: &str) -> Result<SimDuration, String> {
+        let t = text.trim();
+        if t.starts_with('-') {
+            return Err(format!("negative duration \"{text}\": durations must be >= 0"));
+        }
+        if t.chars().all(|c| c.is_ascii_digit() || c == '.') && !t.is_empty() && t != "0" {
+            return Err(format!(
+                "duration \"{text}\" has no unit: write e.g. \"{t}s\" or \"{t}ms\""
+            ));
+        }
+        if t == "0" {
+            return Ok(SimDuration::ZERO);
+        }
+        match humantime::parse_duration(t) {
+            Ok(d) => {
+                let ns = d.as_nanos();
+                if ns > u64::MAX as u128 {
+                    Err(format!("duration \"{text}\" is too long"))
+                } else {
+                    Ok(SimDuration(ns as u64))
+                }
+            }
+            Err(e) => Err(format!("invalid duration \"{text}\": {e}")),
+        }
+    }
+}
+
+impl fmt::Display for SimDuration {
+    /// Writes the shortest humantime form, e.g. `1m 30s`, `250ms`, `0s`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 == 0 {
+            return write!(f, "0s");
+        }
+        write!(
+            f,
+            "{}",
+            humantime::format_duration(std::time::Duration::from_nanos(self.0))
+        )
+    }
+}
+
+impl fmt::Display for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.9}s", self.as_secs_f64())
+    }
+}
+
+impl Add<SimDuration> for SimTime {
+    type Output = SimTime;
+    fn add(self, d: SimDuration) -> SimTime {
+        SimTime(self.0.saturating_add(d.0))
+    }
+}
+impl AddAssign<SimDuration> for SimTime {
+    fn add_assign(&mut self, d: SimDuration) {
+        self.0 = self.0.saturating_add(d.0);
+    }
+}
+impl Sub<SimTime> for SimTime {
+    type Output = SimDuration;
+    fn sub(self, o: SimTime) -> SimDuration {
+        self.since(o)
+    }
+}
+impl Add for SimDuration {
+    type Output = SimDuration;
+    fn add(self, d: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_add(d.0))
+    }
+}
+impl AddAssign for SimDuration {
+    fn add_assign(&mut self, d: SimDuration) {
+        self.0 = self.0.saturating_add(d.0);
+    }
+}
+impl Sub for SimDuration {
+    type Output = SimDuration;
+    fn sub(self, d: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_sub(d.0))
+    }
+}
+
+impl Serialize for SimDuration {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for SimDuration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = SimDuration;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "a duration string such as \"90s\", \"1m30s\" or \"250ms\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<SimDuration, E> {
+                SimDuration::parse(v).map_err(E::custom)
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_forms() {
+        assert_eq!(SimDuration::parse("90s").unwrap(), SimDuration::from_secs(90));
+        assert_eq!(SimDuration::parse("1m30s").unwrap(), SimDuration::from_secs(90));
+        assert_eq!(SimDuration::parse("1m 30s").unwrap(), SimDuration::from_secs(90));
+        assert_eq!(SimDuration::parse("250ms").unwrap(), SimDuration::from_millis(250));
+        assert_eq!(SimDuration::parse("0s").unwrap(), SimDuration::ZERO);
+        assert_eq!(SimDuration::parse("0").unwrap(), SimDuration::ZERO);
+    }
+
+    #[test]
+    fn rejects_bad_durations() {
+        assert!(SimDuration::parse("-5s").unwrap_err().contains("negative"));
+        assert!(SimDuration::parse("30").unwrap_err().contains("no unit"));
+        assert!(SimDuration::parse("3x").is_err());
+        assert!(SimDuration::parse("").is_err());
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for s in ["90s", "250ms", "2h 5m", "1ns", "0s"] {
+            let d = SimDuration::parse(s).unwrap();
+            assert_eq!(SimDuration::parse(&d.to_string()).unwrap(), d);
+        }
+    }
+}
