@@ -1,5 +1,10 @@
 //! vtsim: a deterministic discrete-event simulator of the timing contracts inside Vitess and
 //! MySQL proxy/operator control loops. See README.md for the tour.
 
+pub mod bench;
+pub mod chart;
+pub mod experiment;
 pub mod model;
+pub mod report;
 pub mod sim;
+pub mod stats;

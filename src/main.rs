@@ -1,1 +1,379 @@
-fn main() {}
+//! The `vtsim` command line. Parsing and printing only; the work is in the library.
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+use vtsim::experiment::plan::{apply_override, load_plan};
+use vtsim::experiment::runner::{merge, run_plan, RunConfig};
+use vtsim::experiment::{load_model_file, InputError};
+use vtsim::model::{RunOptions, WorldSpec};
+use vtsim::sim::Trace;
+
+#[derive(Parser)]
+#[command(
+    name = "vtsim",
+    version,
+    about = "Deterministic discrete-event simulator of Vitess / MySQL fleet timing contracts"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a sweep: every (point, replicate) of EXPERIMENT, written to notebooks-out/<name>/.
+    Run {
+        /// The experiment file (RON).
+        experiment: PathBuf,
+        /// Worker threads (results are identical for any number).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Run only shard K of N (1-based); join the shards with `vtsim merge`.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<String>,
+        /// Go on from the rows an interrupted run wrote.
+        #[arg(long)]
+        resume: bool,
+        /// Output directory [default: notebooks-out/<experiment name>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Run one replicate of a model and print its metrics and trace digest.
+    Replay {
+        /// The model file (RON).
+        model: PathBuf,
+        /// The run seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Write every event as a JSON line to FILE.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// Override a parameter: --set operator.tablet_available_timeout=90s (RON value).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<String>,
+    },
+    /// Join the shard outputs of EXPERIMENT into the files of a single-machine run.
+    Merge {
+        /// The experiment file the shards ran.
+        experiment: PathBuf,
+        /// Output directory holding shards/ [default: notebooks-out/<experiment name>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Parse and check a model or experiment file; write nothing.
+    Validate {
+        /// The file (RON).
+        file: PathBuf,
+    },
+    /// Measure the kernel (hold model vs a bare BinaryHeap) and sweep scaling.
+    Bench {
+        /// Events per hold-model measurement.
+        #[arg(long, default_value_t = 5_000_000)]
+        events: u64,
+        /// Skip the sweep-scaling measurement.
+        #[arg(long)]
+        kernel_only: bool,
+    },
+}
+
+fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let (k, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("--shard `{s}`: expected K/N, e.g. 2/3"))?;
+    let k: u64 = k
+        .trim()
+        .parse()
+        .map_err(|_| format!("--shard `{s}`: K is not a number"))?;
+    let n: u64 = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("--shard `{s}`: N is not a number"))?;
+    if n == 0 || k == 0 || k > n {
+        return Err(format!("--shard `{s}`: need 1 <= K <= N"));
+    }
+    Ok((k, n))
+}
+
+/// An error that exits with code 2 (bad input), as opposed to 1 (a failure while running).
+struct BadInput(String);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if let Some(b) = e.downcast_ref::<InputError>() {
+                eprintln!("error: {b}");
+                return ExitCode::from(2);
+            }
+            if let Some(BadInputBox(m)) = e.downcast_ref::<BadInputBox>() {
+                eprintln!("error: {m}");
+                return ExitCode::from(2);
+            }
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+#[derive(Debug)]
+struct BadInputBox(String);
+impl std::fmt::Display for BadInputBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for BadInputBox {}
+impl From<BadInput> for anyhow::Error {
+    fn from(b: BadInput) -> Self {
+        anyhow::Error::new(BadInputBox(b.0))
+    }
+}
+
+fn default_out(name: &str) -> PathBuf {
+    Path::new("notebooks-out").join(name)
+}
+
+fn show_progress() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
+}
+
+fn dispatch(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Run {
+            experiment,
+            threads,
+            shard,
+            resume,
+            out,
+        } => {
+            let shard = shard
+                .map(|s| parse_shard(&s))
+                .transpose()
+                .map_err(BadInput)?;
+            if threads == Some(0) {
+                return Err(BadInput("--threads must be at least 1".into()).into());
+            }
+            let plan = load_plan(&experiment)?;
+            let out = out.unwrap_or_else(|| default_out(&plan.experiment.name));
+            let abort_after = std::env::var("VTSIM_ABORT_AFTER_JOBS")
+                .ok()
+                .and_then(|v| v.parse().ok());
+            let cfg = RunConfig {
+                threads,
+                shard,
+                resume,
+                out,
+                progress: show_progress(),
+                abort_after,
+            };
+            eprintln!(
+                "vtsim: {}: {} points x {} replicates = {} runs{}",
+                plan.experiment.name,
+                plan.points.len(),
+                plan.replicates(),
+                plan.jobs(),
+                shard
+                    .map(|(k, n)| format!(" (shard {k}/{n})"))
+                    .unwrap_or_default()
+            );
+            let t0 = Instant::now();
+            let s = run_plan(&plan, &cfg)?;
+            let dt = t0.elapsed().as_secs_f64();
+            eprintln!(
+                "vtsim: {} runs in {:.2} s ({:.0} runs/s, {:.2e} events/s){}; wrote {}",
+                s.jobs_run,
+                dt,
+                s.jobs_run as f64 / dt,
+                s.events as f64 / dt,
+                if s.jobs_resumed > 0 {
+                    format!(", {} resumed", s.jobs_resumed)
+                } else {
+                    String::new()
+                },
+                s.dir.display()
+            );
+            Ok(())
+        }
+        Cmd::Merge { experiment, out } => {
+            let plan = load_plan(&experiment)?;
+            let out = out.unwrap_or_else(|| default_out(&plan.experiment.name));
+            merge(&plan, &out)?;
+            eprintln!("vtsim: merged shards into {}", out.display());
+            Ok(())
+        }
+        Cmd::Replay {
+            model,
+            seed,
+            trace,
+            sets,
+        } => replay(&model, seed, trace.as_deref(), &sets),
+        Cmd::Validate { file } => validate(&file),
+        Cmd::Bench {
+            events,
+            kernel_only,
+        } => bench(events, kernel_only),
+    }
+}
+
+fn replay(model: &Path, seed: u64, trace: Option<&Path>, sets: &[String]) -> Result<()> {
+    let mf = load_model_file(model)?;
+    let mut world = mf.world.clone();
+    if !sets.is_empty() {
+        let mut params = world.params_json();
+        for s in sets {
+            let (k, v) = s
+                .split_once('=')
+                .ok_or_else(|| BadInput(format!("--set `{s}`: expected PATH=VALUE")))?;
+            let value: serde_json::Value = ron::from_str(v)
+                .or_else(|_| ron::from_str(&format!("\"{v}\"")))
+                .map_err(|e| BadInput(format!("--set `{s}`: {e}")))?;
+            apply_override(&mut params, k, value)
+                .map_err(|m| BadInput(format!("--set `{s}`: {m}")))?;
+        }
+        world = world
+            .with_params_json(params)
+            .map_err(|m| BadInput(format!("--set: {m}")))?;
+        if let Err((f, m)) = world.validate() {
+            return Err(BadInput(format!("--set: field `{f}`: {m}")).into());
+        }
+    }
+    let trace_sink = match trace {
+        Some(p) => Trace::with_jsonl(
+            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+        ),
+        None => Trace::digest_only(),
+    };
+    let t0 = Instant::now();
+    let out = world.run(
+        seed,
+        RunOptions {
+            trace: trace_sink,
+            report: true,
+        },
+    );
+    let dt = t0.elapsed().as_secs_f64();
+    println!("model   {} ({})", mf.name, world.kind());
+    println!("seed    {seed}");
+    if let Some(r) = &out.report {
+        println!();
+        println!("{}", r.trim_end());
+        println!();
+    }
+    println!("metrics");
+    for (d, v) in world.metric_defs().iter().zip(&out.metrics) {
+        println!("  {:<32} {}", d.name, v);
+    }
+    println!("events  {}", out.events);
+    println!("digest  {}", out.digest);
+    if let Some(p) = trace {
+        println!("trace   {}", p.display());
+    }
+    eprintln!("({:.3} ms wall)", dt * 1e3);
+    Ok(())
+}
+
+fn looks_like_model(text: &str) -> bool {
+    for line in text.lines() {
+        let l = line.trim();
+        if l.is_empty() || l.starts_with("//") || l.starts_with("#!") {
+            continue;
+        }
+        if l.starts_with("Model") {
+            return true;
+        }
+        if l.starts_with("Experiment") {
+            return false;
+        }
+        break;
+    }
+    text.contains("world:")
+}
+
+fn validate(file: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| InputError::file(file, format!("cannot read: {e}")))?;
+    if looks_like_model(&text) {
+        let m = vtsim::experiment::parse_model(file, &text)?;
+        let defs = m.world.metric_defs();
+        println!(
+            "ok: model `{}` ({}), {} metrics: {}",
+            m.name,
+            m.world.kind(),
+            defs.len(),
+            defs.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
+        );
+    } else {
+        let plan = vtsim::experiment::plan::plan_from_text(file, &text)?;
+        println!(
+            "ok: experiment `{}`: model `{}` ({}), {} points x {} replicates = {} runs, {} charts",
+            plan.experiment.name,
+            plan.model.name,
+            plan.model_path.display(),
+            plan.points.len(),
+            plan.replicates(),
+            plan.jobs(),
+            plan.experiment.charts.len()
+        );
+    }
+    Ok(())
+}
+
+fn bench(events: u64, kernel_only: bool) -> Result<()> {
+    if events == 0 {
+        bail!("--events must be > 0");
+    }
+    println!("hold model: each pop schedules one event at now + Exp(1 ms); best of 3; 1 thread");
+    println!(
+        "{:>9} {:>12} {:>16} {:>16} {:>16} {:>9}",
+        "pending", "events", "kernel+digest/s", "kernel/s", "bare heap/s", "ratio"
+    );
+    for pending in [1_000u32, 10_000, 100_000] {
+        let r = vtsim::bench::hold(pending, events, 3);
+        println!(
+            "{:>9} {:>12} {:>16.3e} {:>16.3e} {:>16.3e} {:>8.2}x",
+            r.pending,
+            r.events,
+            r.kernel_digest_eps,
+            r.kernel_nodigest_eps,
+            r.bare_heap_eps,
+            r.bare_heap_eps / r.kernel_digest_eps
+        );
+    }
+    println!("(ratio = bare heap / kernel with digest: the kernel's overhead factor)");
+    if kernel_only {
+        return Ok(());
+    }
+    let world = sweep_bench_world();
+    let runs = 4000u64;
+    println!();
+    println!("sweep scaling: {runs} runs of {}", world.kind());
+    let mut base = 0.0;
+    for threads in [1usize, 2] {
+        let rate = vtsim::bench::sweep_runs_per_s(&world, runs, threads);
+        if threads == 1 {
+            base = rate;
+        }
+        println!(
+            "  --threads {threads}: {rate:>10.0} runs/s  ({:.2}x)",
+            rate / base
+        );
+    }
+    Ok(())
+}
+
+fn sweep_bench_world() -> WorldSpec {
+    let text = vtsim::experiment::files::EMBEDDED_MODELS
+        .iter()
+        .find(|(n, _)| *n == "rollout-default.ron")
+        .or_else(|| vtsim::experiment::files::EMBEDDED_MODELS.first())
+        .expect("an embedded model")
+        .1;
+    vtsim::experiment::parse_model(Path::new("<built-in>"), text)
+        .expect("embedded model parses")
+        .world
+}

@@ -63,7 +63,8 @@ pub struct RunOutput {
     pub report: Option<String>,
 }
 
-/// How a run is observed.
+/// How a run is observed (default: digest only, no report).
+#[derive(Default)]
 pub struct RunOptions {
     /// The trace sink (digest only, or digest plus JSONL).
     pub trace: Trace,
@@ -71,14 +72,6 @@ pub struct RunOptions {
     pub report: bool,
 }
 
-impl Default for RunOptions {
-    fn default() -> Self {
-        RunOptions {
-            trace: Trace::digest_only(),
-            report: false,
-        }
-    }
-}
 
 /// A modelled system.
 pub trait Model {

@@ -1,0 +1,444 @@
+//! Charts for people deciding a setting: line charts with 95 % bands, axis titles with units,
+//! a legend, optional log axes, and reference marks (a rule of thumb, a target risk).
+//!
+//! Drawn with plotters into PNG and SVG. Text uses DejaVu Sans embedded in the binary (the
+//! `dejavu` crate, registered as "sans-serif"), so a fresh machine needs no font packages and a
+//! chart is byte-identical from run to run. Log axes are drawn by plotting log10 of the values
+//! on a linear axis and labelling the ticks with 10^v.
+
+use anyhow::{anyhow, Result};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+use std::sync::Once;
+
+/// One point of a curve: the statistic and, where it has one, its 95 % band.
+#[derive(Clone, Copy, Debug)]
+pub struct CurvePoint {
+    /// x value (durations in seconds).
+    pub x: f64,
+    /// The statistic.
+    pub y: f64,
+    /// (low, high) of the band.
+    pub band: Option<(f64, f64)>,
+}
+
+/// One curve.
+#[derive(Clone, Debug)]
+pub struct Curve {
+    /// Legend text.
+    pub label: String,
+    /// Points, sorted by x.
+    pub points: Vec<CurvePoint>,
+    /// Numeric value of the series label (for per-series marks).
+    pub series_x: Option<f64>,
+}
+
+/// A reference line.
+#[derive(Clone, Debug)]
+pub enum MarkLine {
+    /// Vertical line at x.
+    V {
+        /// Position.
+        x: f64,
+        /// Legend text.
+        label: String,
+    },
+    /// Horizontal line at y.
+    H {
+        /// Position.
+        y: f64,
+        /// Legend text.
+        label: String,
+    },
+    /// A dashed vertical line at factor × series value, in each curve's colour.
+    PerSeries {
+        /// Multiplier.
+        factor: f64,
+        /// Legend text.
+        label: String,
+    },
+}
+
+/// Everything one chart shows.
+#[derive(Clone, Debug)]
+pub struct ChartData {
+    /// Title.
+    pub title: String,
+    /// x-axis title (with units).
+    pub x_label: String,
+    /// y-axis title (with units).
+    pub y_label: String,
+    /// Log x axis.
+    pub log_x: bool,
+    /// Log y axis.
+    pub log_y: bool,
+    /// Curves.
+    pub curves: Vec<Curve>,
+    /// Reference lines.
+    pub marks: Vec<MarkLine>,
+}
+
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+static FONTS: Once = Once::new();
+
+/// Register the embedded font (idempotent).
+pub fn register_fonts() {
+    FONTS.call_once(|| {
+        for style in [
+            FontStyle::Normal,
+            FontStyle::Bold,
+            FontStyle::Italic,
+            FontStyle::Oblique,
+        ] {
+            let bytes = match style {
+                FontStyle::Bold => dejavu::sans::bold(),
+                _ => dejavu::sans::regular(),
+            };
+            let _ = plotters::style::register_font("sans-serif", style, bytes);
+        }
+    });
+}
+
+fn fmt_tick(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    if !(1e-3..1e5).contains(&a) {
+        return format!("{v:.0e}");
+    }
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+struct Axes {
+    log_x: bool,
+    log_y: bool,
+    y_floor: f64,
+    x_floor: f64,
+}
+
+impl Axes {
+    fn tx(&self, x: f64) -> f64 {
+        if self.log_x {
+            x.max(self.x_floor).log10()
+        } else {
+            x
+        }
+    }
+    fn ty(&self, y: f64) -> f64 {
+        if self.log_y {
+            y.max(self.y_floor).log10()
+        } else {
+            y
+        }
+    }
+}
+
+fn padded(lo: f64, hi: f64, log: bool) -> (f64, f64) {
+    if !lo.is_finite() || !hi.is_finite() {
+        return (0.0, 1.0);
+    }
+    if hi - lo < 1e-12 {
+        return (lo - 0.5, hi + 0.5);
+    }
+    let pad = if log { 0.02 } else { 0.04 } * (hi - lo);
+    (lo - pad, hi + pad)
+}
+
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, d: &ChartData) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing chart: {x:?}");
+    root.fill(&WHITE).map_err(e)?;
+
+    let positive = |v: f64| v > 0.0 && v.is_finite();
+    let all_y = d.curves.iter().flat_map(|c| {
+        c.points.iter().flat_map(|p| {
+            let (lo, hi) = p.band.unwrap_or((p.y, p.y));
+            [p.y, lo, hi]
+        })
+    });
+    let min_pos_y = all_y
+        .clone()
+        .filter(|v| positive(*v))
+        .fold(f64::INFINITY, f64::min);
+    let min_pos_x = d
+        .curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.x))
+        .filter(|v| positive(*v))
+        .fold(f64::INFINITY, f64::min);
+    let axes = Axes {
+        log_x: d.log_x,
+        log_y: d.log_y,
+        y_floor: if min_pos_y.is_finite() {
+            min_pos_y / 2.0
+        } else {
+            1e-6
+        },
+        x_floor: if min_pos_x.is_finite() {
+            min_pos_x / 2.0
+        } else {
+            1e-6
+        },
+    };
+    let mut xs: Vec<f64> = d
+        .curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| axes.tx(p.x)))
+        .collect();
+    let mut ys: Vec<f64> = all_y
+        .filter(|v| v.is_finite())
+        .map(|v| axes.ty(v))
+        .collect();
+    for m in &d.marks {
+        match m {
+            MarkLine::V { x, .. } => xs.push(axes.tx(*x)),
+            MarkLine::H { y, .. } => ys.push(axes.ty(*y)),
+            MarkLine::PerSeries { .. } => {}
+        }
+    }
+    let (x0, x1) = padded(
+        xs.iter().cloned().fold(f64::INFINITY, f64::min),
+        xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+        d.log_x,
+    );
+    let (mut y0, y1) = padded(
+        ys.iter().cloned().fold(f64::INFINITY, f64::min),
+        ys.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+        d.log_y,
+    );
+    if !d.log_y && ys.iter().all(|v| *v >= 0.0) {
+        y0 = y0.max(0.0);
+    }
+
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&d.title, ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(52)
+        .y_label_area_size(78)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(e)?;
+    let fx = |v: &f64| fmt_tick(*v);
+    let fy = |v: &f64| fmt_tick(*v);
+    {
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(d.x_label.as_str())
+            .y_desc(d.y_label.as_str())
+            .axis_desc_style(("sans-serif", 16))
+            .label_style(("sans-serif", 13))
+            .x_label_formatter(&fx)
+            .y_label_formatter(&fy)
+            .light_line_style(RGBColor(235, 235, 235))
+            .bold_line_style(RGBColor(215, 215, 215));
+        // A log axis gets its own ticks at 1, 2, 5 x 10^k (drawn below), not linear ones in log space.
+        if d.log_x {
+            mesh.x_labels(0).disable_x_mesh();
+        }
+        if d.log_y {
+            mesh.y_labels(0).disable_y_mesh();
+        }
+        mesh.draw().map_err(e)?;
+    }
+    let grid = RGBColor(225, 225, 225);
+    let label_style = ("sans-serif", 13).into_font().color(&BLACK);
+    if d.log_x {
+        for v in log_ticks(x0, x1) {
+            let x = v.log10();
+            chart
+                .draw_series(LineSeries::new(vec![(x, y0), (x, y1)], grid))
+                .map_err(e)?;
+            let (px, py) = chart.backend_coord(&(x, y0));
+            let t = fmt_tick(v);
+            let w = t.len() as i32 * 7;
+            root.draw(&Text::new(t, (px - w / 2, py + 8), label_style.clone()))
+                .map_err(e)?;
+        }
+    }
+    if d.log_y {
+        for v in log_ticks(y0, y1) {
+            let y = v.log10();
+            chart
+                .draw_series(LineSeries::new(vec![(x0, y), (x1, y)], grid))
+                .map_err(e)?;
+            let (px, py) = chart.backend_coord(&(x0, y));
+            let t = fmt_tick(v);
+            let w = t.len() as i32 * 7;
+            root.draw(&Text::new(t, (px - w - 8, py - 7), label_style.clone()))
+                .map_err(e)?;
+        }
+    }
+
+    for (i, c) in d.curves.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let banded: Vec<&CurvePoint> = c.points.iter().filter(|p| p.band.is_some()).collect();
+        if banded.len() >= 2 {
+            let mut poly: Vec<(f64, f64)> = banded
+                .iter()
+                .map(|p| (axes.tx(p.x), axes.ty(p.band.expect("band").1)))
+                .collect();
+            poly.extend(
+                banded
+                    .iter()
+                    .rev()
+                    .map(|p| (axes.tx(p.x), axes.ty(p.band.expect("band").0))),
+            );
+            chart
+                .draw_series(std::iter::once(Polygon::new(
+                    poly,
+                    color.mix(0.18).filled(),
+                )))
+                .map_err(e)?;
+        }
+        let line: Vec<(f64, f64)> = c
+            .points
+            .iter()
+            .filter(|p| p.y.is_finite())
+            .map(|p| (axes.tx(p.x), axes.ty(p.y)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
+            .map_err(e)?
+            .label(c.label.as_str())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3))
+            });
+        chart
+            .draw_series(
+                line.iter()
+                    .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
+            )
+            .map_err(e)?;
+    }
+
+    for m in &d.marks {
+        match m {
+            MarkLine::V { x, label } => {
+                let x = axes.tx(*x);
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        vec![(x, y0), (x, y1)],
+                        8,
+                        5,
+                        BLACK.stroke_width(1),
+                    ))
+                    .map_err(e)?
+                    .label(label.as_str())
+                    .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], BLACK));
+            }
+            MarkLine::H { y, label } => {
+                let y = axes.ty(*y);
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        vec![(x0, y), (x1, y)],
+                        8,
+                        5,
+                        RGBColor(90, 90, 90).stroke_width(1),
+                    ))
+                    .map_err(e)?
+                    .label(label.as_str())
+                    .legend(|(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 22, y)], RGBColor(90, 90, 90))
+                    });
+            }
+            MarkLine::PerSeries { factor, label } => {
+                let mut first = true;
+                for (i, c) in d.curves.iter().enumerate() {
+                    let Some(v) = c.series_x else { continue };
+                    let x = axes.tx(factor * v);
+                    if x < x0 || x > x1 {
+                        continue;
+                    }
+                    let color = PALETTE[i % PALETTE.len()];
+                    let (dash, gap) = if *factor >= 2.0 { (3, 4) } else { (10, 5) };
+                    let s = chart
+                        .draw_series(DashedLineSeries::new(
+                            vec![(x, y0), (x, y1)],
+                            dash,
+                            gap,
+                            color.stroke_width(1),
+                        ))
+                        .map_err(e)?;
+                    if first {
+                        first = false;
+                        s.label(label.as_str()).legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 6, y)], BLACK)
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(180, 180, 180))
+        .label_font(("sans-serif", 13))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(e)?;
+    root.present().map_err(e)?;
+    Ok(())
+}
+
+/// Tick values 1, 2, 5 x 10^k whose log10 lies in [lo, hi] (fewer when the range is wide).
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let (k0, k1) = (lo.floor() as i32, hi.ceil() as i32);
+    let mults: &[f64] = if k1 - k0 > 4 {
+        &[1.0]
+    } else {
+        &[1.0, 2.0, 5.0]
+    };
+    let mut out = vec![];
+    for k in k0..=k1 {
+        for m in mults {
+            let v = m * 10f64.powi(k);
+            if v.log10() >= lo && v.log10() <= hi {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// Width and height of every chart, in pixels.
+pub const SIZE: (u32, u32) = (1000, 620);
+
+/// Draw `d` to `dir/<stem>.png` and `dir/<stem>.svg` (each through a temporary file).
+pub fn draw_files(d: &ChartData, dir: &Path, stem: &str) -> Result<()> {
+    register_fonts();
+    // The bitmap backend picks its encoder from the extension, so the temporary name ends in .png.
+    let png_tmp = dir.join(format!("{stem}.partial.png"));
+    let svg_tmp = dir.join(format!("{stem}.partial.svg"));
+    {
+        let root = BitMapBackend::new(&png_tmp, SIZE).into_drawing_area();
+        draw(root, d)?;
+    }
+    {
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+            draw(root, d)?;
+        }
+        std::fs::write(&svg_tmp, svg)?;
+    }
+    std::fs::rename(&png_tmp, dir.join(format!("{stem}.png")))?;
+    std::fs::rename(&svg_tmp, dir.join(format!("{stem}.svg")))?;
+    Ok(())
+}

@@ -1,0 +1,11 @@
+//! Experiments: RON model and experiment files, sweep expansion, replicates, the parallel
+//! runner with shards and resume, and the outputs under `notebooks-out/<experiment>/`.
+
+pub mod error;
+pub mod files;
+pub mod plan;
+pub mod runner;
+
+pub use error::InputError;
+pub use files::{load_model_file, parse_model, ExperimentFile, ModelFile};
+pub use plan::{load_plan, Plan, Point};

@@ -1,0 +1,393 @@
+//! The outputs of a sweep under `notebooks-out/<experiment>/`: `runs.csv` (one row per
+//! replicate, written by the runner), and from it `points.csv` (one row per point: mean, sd,
+//! 95 % CI, p50/p90/p99/max; Wilson interval for 0/1 metrics), `summary.json` (inputs echoed,
+//! vtsim version, seed, digests), the charts (PNG + SVG) and `index.html`.
+//!
+//! Everything here is computed by reading `runs.csv` back in job order, so an unsharded run, a
+//! resumed run and a merge of shards share one code path and give byte-identical files.
+//! Nothing here depends on the clock, the thread count or the machine.
+
+use crate::chart::{self, Curve, CurvePoint};
+use crate::experiment::files::{Mark, Stat};
+use crate::experiment::plan::Plan;
+use crate::experiment::runner::{runs_header, write_atomic};
+use crate::model::MetricKind;
+use crate::stats::{summarize, wilson, Summary};
+use anyhow::{bail, Context, Result};
+use std::path::Path;
+
+/// Statistics of one sweep point.
+#[derive(Clone, Debug)]
+pub struct PointStats {
+    /// Grid index.
+    pub index: usize,
+    /// Axis labels.
+    pub labels: Vec<String>,
+    /// One summary per kept metric.
+    pub summaries: Vec<Summary>,
+    /// Wilson interval per kept metric (only for 0/1 metrics).
+    pub wilson: Vec<Option<(f64, f64)>>,
+}
+
+fn close_point(plan: &Plan, index: usize, values: &[Vec<f64>]) -> PointStats {
+    let defs = plan.kept_defs();
+    let summaries: Vec<Summary> = values.iter().map(|v| summarize(v)).collect();
+    let wilson = defs
+        .iter()
+        .zip(values)
+        .map(|(d, v)| {
+            (d.kind == MetricKind::Indicator).then(|| {
+                let k = v.iter().filter(|x| **x >= 0.5).count() as u64;
+                wilson(k, v.len() as u64)
+            })
+        })
+        .collect();
+    PointStats {
+        index,
+        labels: plan.points[index].labels.clone(),
+        summaries,
+        wilson,
+    }
+}
+
+/// Read `dir/runs.csv` and write everything else.
+pub fn finalize(plan: &Plan, dir: &Path) -> Result<()> {
+    let runs = dir.join("runs.csv");
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_path(&runs)
+        .with_context(|| format!("reading {}", runs.display()))?;
+    let header: Vec<String> = rdr.headers()?.iter().map(|s| s.to_string()).collect();
+    if header != runs_header(plan) {
+        bail!(
+            "{}: the header does not match the experiment",
+            runs.display()
+        );
+    }
+    let first_metric = 4 + plan.columns.len();
+    let nk = plan.keep.len();
+    let mut points: Vec<PointStats> = Vec::with_capacity(plan.points.len());
+    let mut cur: Option<usize> = None;
+    let mut values: Vec<Vec<f64>> = vec![Vec::new(); nk];
+    let mut digest = blake3::Hasher::new();
+    let mut events_total: u64 = 0;
+    let mut rows: u64 = 0;
+    for rec in rdr.records() {
+        let rec = rec?;
+        let p: usize = rec[1].parse().context("point column")?;
+        if cur != Some(p) {
+            if let Some(c) = cur {
+                points.push(close_point(plan, c, &values));
+            }
+            if p != points.len() {
+                bail!("{}: rows out of job order at point {p}", runs.display());
+            }
+            cur = Some(p);
+            values.iter_mut().for_each(|v| v.clear());
+        }
+        for (m, v) in values.iter_mut().enumerate() {
+            v.push(rec[first_metric + m].parse().context("metric value")?);
+        }
+        events_total += rec[first_metric + nk].parse::<u64>().context("events")?;
+        digest.update(rec[first_metric + nk + 1].as_bytes());
+        digest.update(b"\n");
+        rows += 1;
+    }
+    if let Some(c) = cur {
+        points.push(close_point(plan, c, &values));
+    }
+    if rows != plan.jobs() || points.len() != plan.points.len() {
+        bail!(
+            "{}: {rows} rows for {} jobs; the run is incomplete",
+            runs.display(),
+            plan.jobs()
+        );
+    }
+    let runs_digest = digest.finalize().to_hex().to_string();
+
+    write_points_csv(plan, &points, dir)?;
+    write_summary(plan, &points, &runs_digest, events_total, dir)?;
+    let charts = draw_charts(plan, &points, dir)?;
+    write_index(plan, &points, &charts, &runs_digest, dir)?;
+    Ok(())
+}
+
+/// Column names of `points.csv`.
+pub fn points_header(plan: &Plan) -> Vec<String> {
+    let mut h = vec!["point".to_string()];
+    h.extend(plan.columns.iter().cloned());
+    h.push("n".into());
+    for d in plan.kept_defs() {
+        for s in ["mean", "sd", "ci_lo", "ci_hi", "p50", "p90", "p99", "max"] {
+            h.push(format!("{}_{s}", d.name));
+        }
+        if d.kind == MetricKind::Indicator {
+            h.push(format!("{}_wilson_lo", d.name));
+            h.push(format!("{}_wilson_hi", d.name));
+        }
+    }
+    h
+}
+
+fn write_points_csv(plan: &Plan, points: &[PointStats], dir: &Path) -> Result<()> {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(vec![]);
+    w.write_record(points_header(plan))?;
+    for p in points {
+        let mut row = vec![p.index.to_string()];
+        row.extend(p.labels.iter().cloned());
+        row.push(plan.replicates().to_string());
+        for (s, wl) in p.summaries.iter().zip(&p.wilson) {
+            for v in [s.mean, s.sd, s.ci_lo, s.ci_hi, s.p50, s.p90, s.p99, s.max] {
+                row.push(v.to_string());
+            }
+            if let Some((lo, hi)) = wl {
+                row.push(lo.to_string());
+                row.push(hi.to_string());
+            }
+        }
+        w.write_record(&row)?;
+    }
+    write_atomic(&dir.join("points.csv"), &w.into_inner()?)
+}
+
+fn write_summary(
+    plan: &Plan,
+    points: &[PointStats],
+    runs_digest: &str,
+    events_total: u64,
+    dir: &Path,
+) -> Result<()> {
+    let x = &plan.experiment;
+    let metrics: Vec<_> = plan
+        .kept_defs()
+        .iter()
+        .map(|d| serde_json::json!({"name": d.name, "kind": d.kind, "help": d.help}))
+        .collect();
+    let pts: Vec<_> = points
+        .iter()
+        .map(|p| {
+            let mut m = serde_json::Map::new();
+            for (d, s) in plan.kept_defs().iter().zip(&p.summaries) {
+                m.insert(
+                    d.name.to_string(),
+                    serde_json::json!({"mean": s.mean, "ci_lo": s.ci_lo, "ci_hi": s.ci_hi}),
+                );
+            }
+            serde_json::json!({"point": p.index, "axes": plan.columns.iter().zip(&p.labels)
+                .map(|(c, l)| (c.clone(), serde_json::Value::from(l.clone())))
+                .collect::<serde_json::Map<_, _>>(), "metrics": m})
+        })
+        .collect();
+    let v = serde_json::json!({
+        "vtsim_version": env!("CARGO_PKG_VERSION"),
+        "experiment": x,
+        "model": {
+            "file": x.model,
+            "name": plan.model.name,
+            "description": plan.model.description,
+            "world": plan.model.world,
+        },
+        "seed": x.seed,
+        "replicates": x.replicates,
+        "points": plan.points.len(),
+        "jobs": plan.jobs(),
+        "events_total": events_total,
+        "metrics": metrics,
+        "fingerprint": plan.fingerprint,
+        "digests": {
+            "runs": runs_digest,
+            "about": "runs = BLAKE3 of every run's trace digest followed by a newline, in job order",
+        },
+        "point_means": pts,
+    });
+    let mut s = serde_json::to_string_pretty(&v)?;
+    s.push('\n');
+    write_atomic(&dir.join("summary.json"), s.as_bytes())
+}
+
+fn draw_charts(plan: &Plan, points: &[PointStats], dir: &Path) -> Result<Vec<String>> {
+    let mut names = vec![];
+    for c in &plan.experiment.charts {
+        let xi = plan.column(&c.x).expect("checked");
+        let si = c.series.as_ref().map(|s| plan.column(s).expect("checked"));
+        let filters: Vec<(usize, &String)> = c
+            .filter
+            .iter()
+            .map(|(k, v)| (plan.column(k).expect("checked"), v))
+            .collect();
+        let selected: Vec<&PointStats> = points
+            .iter()
+            .filter(|p| filters.iter().all(|(i, v)| &p.labels[*i] == *v))
+            .collect();
+        let mut series_labels: Vec<String> = vec![];
+        if let Some(si) = si {
+            for p in &selected {
+                if !series_labels.contains(&p.labels[si]) {
+                    series_labels.push(p.labels[si].clone());
+                }
+            }
+        } else {
+            series_labels.push(String::new());
+        }
+        let defs = plan.kept_defs();
+        let mut curves = vec![];
+        for y in &c.y {
+            let mi = defs.iter().position(|d| d.name == y).expect("checked");
+            for sl in &series_labels {
+                let mut pts: Vec<CurvePoint> = selected
+                    .iter()
+                    .filter(|p| si.is_none_or(|si| &p.labels[si] == sl))
+                    .filter_map(|p| {
+                        let x = Plan::numeric(&p.labels[xi])?;
+                        let s = &p.summaries[mi];
+                        let (y, band) = match c.stat {
+                            Stat::Mean => {
+                                (s.mean, Some(p.wilson[mi].unwrap_or((s.ci_lo, s.ci_hi))))
+                            }
+                            Stat::P50 => (s.p50, None),
+                            Stat::P90 => (s.p90, None),
+                            Stat::P99 => (s.p99, None),
+                            Stat::Max => (s.max, None),
+                        };
+                        Some(CurvePoint { x, y, band })
+                    })
+                    .collect();
+                pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+                let label = match (c.y.len() > 1, si) {
+                    (_, None) => y.clone(),
+                    (false, Some(si)) => format!("{} = {sl}", plan.columns[si]),
+                    (true, Some(si)) => format!("{y}, {} = {sl}", plan.columns[si]),
+                };
+                let series_x = Plan::numeric(sl);
+                curves.push(Curve {
+                    label,
+                    points: pts,
+                    series_x,
+                });
+            }
+        }
+        let mut marks = vec![];
+        for m in &c.marks {
+            match m {
+                Mark::VLine { x, label } => marks.push(chart::MarkLine::V {
+                    x: *x,
+                    label: label.clone(),
+                }),
+                Mark::HLine { y, label } => marks.push(chart::MarkLine::H {
+                    y: *y,
+                    label: label.clone(),
+                }),
+                Mark::SeriesMultiple { factor, label } => marks.push(chart::MarkLine::PerSeries {
+                    factor: *factor,
+                    label: label.clone(),
+                }),
+            }
+        }
+        let spec = chart::ChartData {
+            title: c.title.clone(),
+            x_label: c.x_label.clone(),
+            y_label: c.y_label.clone(),
+            log_x: c.log_x,
+            log_y: c.log_y,
+            curves,
+            marks,
+        };
+        chart::draw_files(&spec, dir, &c.name)?;
+        names.push(c.name.clone());
+    }
+    Ok(names)
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn fmt_num(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let a = v.abs();
+    if (1e-3..1e6).contains(&a) {
+        let s = format!("{v:.4}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        s.to_string()
+    } else {
+        format!("{v:.3e}")
+    }
+}
+
+fn write_index(
+    plan: &Plan,
+    points: &[PointStats],
+    charts: &[String],
+    runs_digest: &str,
+    dir: &Path,
+) -> Result<()> {
+    let x = &plan.experiment;
+    let mut h = String::new();
+    h.push_str("<!doctype html>\n<html><head><meta charset=\"utf-8\">\n");
+    h.push_str(&format!("<title>vtsim: {}</title>\n", html_escape(&x.name)));
+    h.push_str(
+        "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}\
+         table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\
+         th{background:#eee}img{max-width:100%;border:1px solid #ddd;margin:1em 0}code{background:#f4f4f4}</style>\n",
+    );
+    h.push_str("</head><body>\n");
+    h.push_str(&format!("<h1>{}</h1>\n", html_escape(&x.name)));
+    if !x.description.is_empty() {
+        h.push_str(&format!("<p>{}</p>\n", html_escape(&x.description)));
+    }
+    h.push_str(&format!(
+        "<p>Model <code>{}</code> ({}), {} points × {} replicates = {} runs, experiment seed {}. \
+         vtsim {}. Runs digest <code>{}</code>.</p>\n",
+        html_escape(&x.model),
+        html_escape(&plan.model.name),
+        plan.points.len(),
+        x.replicates,
+        plan.jobs(),
+        x.seed,
+        env!("CARGO_PKG_VERSION"),
+        runs_digest
+    ));
+    h.push_str("<p>Files: <a href=\"points.csv\">points.csv</a> · <a href=\"runs.csv\">runs.csv</a> · <a href=\"summary.json\">summary.json</a>. Intervals are 95 %: Student t for means, Wilson for proportions.</p>\n");
+    for c in charts {
+        h.push_str(&format!(
+            "<div><a href=\"{c}.svg\"><img src=\"{c}.png\" alt=\"{c}\"></a></div>\n"
+        ));
+    }
+    h.push_str("<h2>Points</h2>\n<table><tr><th>point</th>");
+    for c in &plan.columns {
+        h.push_str(&format!("<th>{}</th>", html_escape(c)));
+    }
+    for d in plan.kept_defs() {
+        h.push_str(&format!(
+            "<th title=\"{}\">{}<br>mean [95 % CI]</th>",
+            html_escape(d.help),
+            html_escape(d.name)
+        ));
+    }
+    h.push_str("</tr>\n");
+    for p in points {
+        h.push_str(&format!("<tr><td>{}</td>", p.index));
+        for l in &p.labels {
+            h.push_str(&format!("<td>{}</td>", html_escape(l)));
+        }
+        for (s, w) in p.summaries.iter().zip(&p.wilson) {
+            let (lo, hi) = w.unwrap_or((s.ci_lo, s.ci_hi));
+            h.push_str(&format!(
+                "<td>{} [{}, {}]</td>",
+                fmt_num(s.mean),
+                fmt_num(lo),
+                fmt_num(hi)
+            ));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n</body></html>\n");
+    write_atomic(&dir.join("index.html"), h.as_bytes())
+}
