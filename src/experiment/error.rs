@@ -93,6 +93,15 @@ impl InputError {
                     expected.join(", ")
                 ),
             ),
+            E::Eof => (
+                String::new(),
+                "the file ends early: a parenthesis, bracket or quote is not closed".to_string(),
+            ),
+            E::ExpectedString => (
+                field_before(text, line, col).unwrap_or_default(),
+                "expected a string (durations are strings such as \"90s\" or \"250ms\")"
+                    .to_string(),
+            ),
             other => (
                 field_before(text, line, col).unwrap_or_default(),
                 other.to_string(),
@@ -111,10 +120,6 @@ impl InputError {
 /// The (line, col) of the first `name:` (as a RON field or a quoted map key) in `text`.
 /// For a dotted path the last segment is searched, after the segments before it.
 pub fn locate_field(text: &str, path: &str) -> Option<(usize, usize)> {
-    // A quoted dotted key first (experiment `set: { "a.b": .. }`, axis `param: "a.b"`).
-    if let Some(pos) = text.find(&format!("\"{path}\"")) {
-        return Some(line_col(text, pos));
-    }
     let mut from = 0;
     let mut found = None;
     for seg in path.split('.') {
@@ -142,7 +147,12 @@ pub fn locate_field(text: &str, path: &str) -> Option<(usize, usize)> {
             None => break,
         }
     }
-    found.map(|p| line_col(text, p))
+    if let Some(p) = found {
+        return Some(line_col(text, p));
+    }
+    // A quoted key (experiment `set: { "a.b": .. }`, axis `param: "a.b"`).
+    text.find(&format!("\"{path}\""))
+        .map(|pos| line_col(text, pos))
 }
 
 fn line_col(text: &str, pos: usize) -> (usize, usize) {

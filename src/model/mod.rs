@@ -72,7 +72,6 @@ pub struct RunOptions {
     pub report: bool,
 }
 
-
 /// A modelled system.
 pub trait Model {
     /// The model file's parameters (`deny_unknown_fields`, durations as strings).

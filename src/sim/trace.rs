@@ -38,7 +38,7 @@ pub trait Traced {
     fn record(&self) -> TraceRecord;
 }
 
-const FLUSH_AT: usize = 16 * 1024;
+const FLUSH_AT: usize = 64 * 1024;
 
 /// Running digest plus an optional JSONL sink.
 pub struct Trace {

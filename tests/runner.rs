@@ -1,0 +1,274 @@
+//! The runner's promises: identical outputs for any thread count, for shards merged, and for
+//! a run killed and resumed.
+
+mod common;
+use common::*;
+
+#[test]
+fn threads_1_and_2_write_identical_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = hold_experiment(tmp.path(), "thr", 30);
+    for t in ["1", "2"] {
+        let out = tmp.path().join(format!("out{t}"));
+        let o = vtsim(
+            tmp.path(),
+            &[
+                "run",
+                exp.to_str().unwrap(),
+                "--threads",
+                t,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert_same_tree(&tmp.path().join("out1"), &tmp.path().join("out2"));
+    let files: Vec<String> = tree(&tmp.path().join("out1"))
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    for f in [
+        "runs.csv",
+        "points.csv",
+        "summary.json",
+        "index.html",
+        "end.png",
+        "end.svg",
+        "late.png",
+    ] {
+        assert!(files.iter().any(|n| n == f), "missing {f}: {files:?}");
+    }
+}
+
+#[test]
+fn three_shards_merged_equal_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = hold_experiment(tmp.path(), "shard", 25);
+    let whole = tmp.path().join("whole");
+    let split = tmp.path().join("split");
+    let o = vtsim(
+        tmp.path(),
+        &[
+            "run",
+            exp.to_str().unwrap(),
+            "--out",
+            whole.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success());
+    for k in ["1/3", "2/3", "3/3"] {
+        let o = vtsim(
+            tmp.path(),
+            &[
+                "run",
+                exp.to_str().unwrap(),
+                "--shard",
+                k,
+                "--threads",
+                "1",
+                "--out",
+                split.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    // Merging before every shard is there fails cleanly; after, it matches byte for byte.
+    let o = vtsim(
+        tmp.path(),
+        &[
+            "merge",
+            exp.to_str().unwrap(),
+            "--out",
+            split.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_same_tree(&whole, &split);
+}
+
+#[test]
+fn merge_refuses_a_missing_shard() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = hold_experiment(tmp.path(), "miss", 5);
+    let split = tmp.path().join("split");
+    for k in ["1/3", "3/3"] {
+        let o = vtsim(
+            tmp.path(),
+            &[
+                "run",
+                exp.to_str().unwrap(),
+                "--shard",
+                k,
+                "--out",
+                split.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert!(o.status.success());
+    }
+    let o = vtsim(
+        tmp.path(),
+        &[
+            "merge",
+            exp.to_str().unwrap(),
+            "--out",
+            split.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("shard 2/3"));
+    assert!(!split.join("points.csv").exists());
+}
+
+#[test]
+fn a_killed_run_resumes_to_identical_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 6 points x 400 replicates = 2400 jobs; with one thread a chunk is 1024 jobs.
+    let exp = hold_experiment(tmp.path(), "resume", 400);
+    let whole = tmp.path().join("whole");
+    let killed = tmp.path().join("killed");
+    let o = vtsim(
+        tmp.path(),
+        &[
+            "run",
+            exp.to_str().unwrap(),
+            "--threads",
+            "1",
+            "--out",
+            whole.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success());
+    let o = vtsim(
+        tmp.path(),
+        &[
+            "run",
+            exp.to_str().unwrap(),
+            "--threads",
+            "1",
+            "--out",
+            killed.to_str().unwrap(),
+        ],
+        &[("VTSIM_ABORT_AFTER_JOBS", "1000")],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!killed.join("runs.csv").exists());
+    assert!(!killed.join("points.csv").exists());
+    // A kill can tear the last line: append half a row.
+    let partial = killed.join("runs.csv.partial");
+    let mut bytes = std::fs::read(&partial).unwrap();
+    let rows_before = bytes.iter().filter(|b| **b == b'\n').count();
+    assert_eq!(rows_before, 1 + 1024, "header + one chunk");
+    bytes.extend_from_slice(b"1024,2,224,123");
+    std::fs::write(&partial, bytes).unwrap();
+    let o = vtsim(
+        tmp.path(),
+        &[
+            "run",
+            exp.to_str().unwrap(),
+            "--threads",
+            "2",
+            "--resume",
+            "--out",
+            killed.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("1024 resumed"));
+    assert_same_tree(&whole, &killed);
+}
+
+#[test]
+fn resume_refuses_another_experiment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = hold_experiment(tmp.path(), "a", 400);
+    let out = tmp.path().join("out");
+    let o = vtsim(
+        tmp.path(),
+        &[
+            "run",
+            a.to_str().unwrap(),
+            "--threads",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[("VTSIM_ABORT_AFTER_JOBS", "1")],
+    );
+    assert_eq!(o.status.code(), Some(3));
+    let b = hold_experiment(tmp.path(), "b", 401);
+    let o = vtsim(
+        tmp.path(),
+        &[
+            "run",
+            b.to_str().unwrap(),
+            "--resume",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("different experiment"));
+}
+
+#[test]
+fn replay_is_deterministic_and_its_trace_leaves_the_digest_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = root().join("models/hold-fixture.ron");
+    let a = vtsim(
+        tmp.path(),
+        &["replay", model.to_str().unwrap(), "--seed", "5"],
+        &[],
+    );
+    let b = vtsim(
+        tmp.path(),
+        &["replay", model.to_str().unwrap(), "--seed", "5"],
+        &[],
+    );
+    let c = vtsim(
+        tmp.path(),
+        &["replay", model.to_str().unwrap(), "--seed", "6"],
+        &[],
+    );
+    let digest = |o: &std::process::Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .find(|l| l.starts_with("digest"))
+            .map(|l| l.split_whitespace().nth(1).unwrap().to_string())
+            .expect("digest line")
+    };
+    assert_eq!(digest(&a), digest(&b));
+    assert_ne!(digest(&a), digest(&c));
+    assert_eq!(digest(&a).len(), 64);
+    // The JSONL trace has one line per event and does not change the digest.
+    let trace = tmp.path().join("t.jsonl");
+    let d = vtsim(
+        tmp.path(),
+        &[
+            "replay",
+            model.to_str().unwrap(),
+            "--seed",
+            "5",
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(digest(&a), digest(&d));
+    let lines = std::fs::read_to_string(&trace).unwrap().lines().count();
+    assert_eq!(lines, 10_000);
+}
