@@ -69,6 +69,33 @@ enum Cmd {
         /// The file (RON).
         file: PathBuf,
     },
+    /// The smallest tablet_available_timeout whose risk per rollout is below a target.
+    Advise {
+        /// vtgate --tablet_refresh_interval.
+        #[arg(long, value_name = "DURATION")]
+        refresh_interval: String,
+        /// Number of vtgates.
+        #[arg(long)]
+        vtgates: u32,
+        /// Target P(any failed replica read per rollout).
+        #[arg(long, default_value_t = 1e-3)]
+        target_risk: f64,
+        /// Rollout model [default: the built-in models/rollout-default.ron].
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Rollouts per gate [default: enough that zero errors in all of them meets the target].
+        #[arg(long)]
+        rollouts: Option<u64>,
+        /// Gate scan step.
+        #[arg(long, default_value = "5s")]
+        step: String,
+        /// Seed of the rollouts.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Worker threads.
+        #[arg(long)]
+        threads: Option<usize>,
+    },
     /// Measure the kernel (hold model vs a bare BinaryHeap) and sweep scaling.
     Bench {
         /// Events per hold-model measurement.
@@ -217,6 +244,56 @@ fn dispatch(cli: Cli) -> Result<()> {
             events,
             kernel_only,
         } => bench(events, kernel_only),
+        Cmd::Advise {
+            refresh_interval,
+            vtgates,
+            target_risk,
+            model,
+            rollouts,
+            step,
+            seed,
+            threads,
+        } => {
+            let dur = |flag: &str, v: &str| {
+                vtsim::sim::SimDuration::parse(v).map_err(|m| BadInput(format!("{flag}: {m}")))
+            };
+            let refresh = dur("--refresh-interval", &refresh_interval)?;
+            let step = dur("--step", &step)?;
+            if refresh == vtsim::sim::SimDuration::ZERO || step == vtsim::sim::SimDuration::ZERO {
+                return Err(BadInput("--refresh-interval and --step must be > 0".into()).into());
+            }
+            if vtgates == 0 {
+                return Err(BadInput("--vtgates must be at least 1".into()).into());
+            }
+            if !(target_risk > 0.0 && target_risk < 1.0) {
+                return Err(BadInput("--target-risk must be in (0, 1)".into()).into());
+            }
+            if threads == Some(0) || rollouts == Some(0) {
+                return Err(BadInput("--threads and --rollouts must be at least 1".into()).into());
+            }
+            let world = match &model {
+                Some(p) => load_model_file(p)?.world,
+                None => embedded_model("rollout-default.ron").world,
+            };
+            let n = rollouts.unwrap_or_else(|| vtsim::advise::rollouts_for(target_risk));
+            let pool = {
+                let mut b = rayon::ThreadPoolBuilder::new();
+                if let Some(t) = threads {
+                    b = b.num_threads(t);
+                }
+                b.build()?
+            };
+            eprintln!("vtsim advise: {n} rollouts per gate, scanning in steps of {step}...");
+            let t0 = Instant::now();
+            let a = pool
+                .install(|| {
+                    vtsim::advise::advise(&world, refresh, vtgates, target_risk, n, step, refresh.mul_f64(4.0), seed)
+                })
+                .map_err(BadInput)?;
+            print!("{}", vtsim::advise::render(&a));
+            eprintln!("({:.1} s)", t0.elapsed().as_secs_f64());
+            Ok(())
+        }
     }
 }
 
@@ -366,14 +443,15 @@ fn bench(events: u64, kernel_only: bool) -> Result<()> {
     Ok(())
 }
 
-fn sweep_bench_world() -> WorldSpec {
+fn embedded_model(name: &str) -> vtsim::experiment::ModelFile {
     let text = vtsim::experiment::files::EMBEDDED_MODELS
         .iter()
-        .find(|(n, _)| *n == "rollout-default.ron")
-        .or_else(|| vtsim::experiment::files::EMBEDDED_MODELS.first())
-        .expect("an embedded model")
+        .find(|(n, _)| *n == name)
+        .expect("a built-in model of that name")
         .1;
-    vtsim::experiment::parse_model(Path::new("<built-in>"), text)
-        .expect("embedded model parses")
-        .world
+    vtsim::experiment::parse_model(Path::new(name), text).expect("built-in models parse")
+}
+
+fn sweep_bench_world() -> WorldSpec {
+    embedded_model("rollout-default.ron").world
 }
