@@ -66,7 +66,11 @@ impl World for HoldWorld {
 
 impl HoldWorld {
     /// A primed simulation of the hold model.
-    pub fn simulation(p: &HoldParams, seed: u64, trace: crate::sim::Trace) -> Simulation<HoldWorld> {
+    pub fn simulation(
+        p: &HoldParams,
+        seed: u64,
+        trace: crate::sim::Trace,
+    ) -> Simulation<HoldWorld> {
         let mut rng = stream(seed, "hold", 0);
         let mean_s = p.mean_increment.as_secs_f64();
         let mut first = Vec::with_capacity(p.pending as usize);
@@ -119,7 +123,11 @@ impl Model for Hold {
             metrics: vec![
                 sim.events() as f64,
                 end.as_secs_f64(),
-                if end > SimTime::ZERO + p.late_after { 1.0 } else { 0.0 },
+                if end > SimTime::ZERO + p.late_after {
+                    1.0
+                } else {
+                    0.0
+                },
             ],
             events: sim.events(),
             digest: sim.digest_hex(),

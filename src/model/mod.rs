@@ -71,6 +71,7 @@ pub struct RunOptions {
     pub report: bool,
 }
 
+#[allow(clippy::derivable_impls)] // explicit: the default trace is digest-only
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
@@ -94,6 +95,7 @@ pub trait Model {
 
 /// The world a model file describes: which model, with its parameters.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[allow(clippy::large_enum_variant)] // one per model file; never in a hot loop
 pub enum WorldSpec {
     /// Rolling restarts vs vtgate discovery (`spec/rollout.md`).
     Rollout(rollout::RolloutParams),

@@ -85,7 +85,9 @@ impl SimDuration {
     pub fn parse(text: &str) -> Result<SimDuration, String> {
         let t = text.trim();
         if t.starts_with('-') {
-            return Err(format!("negative duration \"{text}\": durations must be >= 0"));
+            return Err(format!(
+                "negative duration \"{text}\": durations must be >= 0"
+            ));
         }
         if t.chars().all(|c| c.is_ascii_digit() || c == '.') && !t.is_empty() && t != "0" {
             return Err(format!(
@@ -176,7 +178,10 @@ impl<'de> Deserialize<'de> for SimDuration {
         impl serde::de::Visitor<'_> for V {
             type Value = SimDuration;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                write!(f, "a duration string such as \"90s\", \"1m30s\" or \"250ms\"")
+                write!(
+                    f,
+                    "a duration string such as \"90s\", \"1m30s\" or \"250ms\""
+                )
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<SimDuration, E> {
                 SimDuration::parse(v).map_err(E::custom)
@@ -192,10 +197,22 @@ mod tests {
 
     #[test]
     fn parses_the_documented_forms() {
-        assert_eq!(SimDuration::parse("90s").unwrap(), SimDuration::from_secs(90));
-        assert_eq!(SimDuration::parse("1m30s").unwrap(), SimDuration::from_secs(90));
-        assert_eq!(SimDuration::parse("1m 30s").unwrap(), SimDuration::from_secs(90));
-        assert_eq!(SimDuration::parse("250ms").unwrap(), SimDuration::from_millis(250));
+        assert_eq!(
+            SimDuration::parse("90s").unwrap(),
+            SimDuration::from_secs(90)
+        );
+        assert_eq!(
+            SimDuration::parse("1m30s").unwrap(),
+            SimDuration::from_secs(90)
+        );
+        assert_eq!(
+            SimDuration::parse("1m 30s").unwrap(),
+            SimDuration::from_secs(90)
+        );
+        assert_eq!(
+            SimDuration::parse("250ms").unwrap(),
+            SimDuration::from_millis(250)
+        );
         assert_eq!(SimDuration::parse("0s").unwrap(), SimDuration::ZERO);
         assert_eq!(SimDuration::parse("0").unwrap(), SimDuration::ZERO);
     }
