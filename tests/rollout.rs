@@ -43,3 +43,17 @@ fn scratch_default() {
     );
     println!("{}", r.output.report.unwrap());
 }
+
+#[test]
+fn scratch_incident() {
+    let p = load("models/incident-000.ron");
+    let r = run_detailed(
+        &p,
+        0xbaaf1458e77f4857,
+        RunOptions {
+            report: true,
+            ..Default::default()
+        },
+    );
+    println!("{}", r.output.report.unwrap());
+}

@@ -186,10 +186,15 @@ pub fn values(w: &RolloutWorld, bursts: &[Burst], end: SimTime, events: u64) -> 
             1.0
         },
         rollout_end.since(start).as_secs_f64(),
-        if end > SimTime::ZERO {
-            w.polls as f64 / end.as_secs_f64()
-        } else {
-            0.0
+        {
+            // Over [0, rollout end]: that window does not depend on the vtgate phases, so the
+            // expected rate is exactly vtgates / refresh interval (no end-of-run bias).
+            let n = w.poll_log.iter().filter(|(_, t)| *t <= rollout_end).count();
+            if rollout_end > SimTime::ZERO {
+                n as f64 / rollout_end.as_secs_f64()
+            } else {
+                0.0
+            }
         },
         w.partial_reloads as f64,
         offered as f64,
