@@ -1,0 +1,572 @@
+//! Parameters of the rollout model, with their real defaults and where each comes from.
+//!
+//! Sources are cited as `ref §X` (`reference/vitess-semantics.md`), `spec` (`spec/rollout.md`)
+//! and `seed` (`seeds/000_baaf1458e77f4857.txt`). Values marked *[inferred]* are not in any
+//! code; they are the reference's reading of runtime behaviour, or a modelling choice.
+//!
+//! Every enum is internally tagged (`kind`), so a sweep can override a field through a JSON
+//! tree and back: `phase: (kind: "Clustered", window: "20s")`.
+
+use crate::sim::rng::{exponential, uniform};
+use crate::sim::{SimDuration, SimRng};
+use serde::{Deserialize, Serialize};
+
+/// Parameters of the rollout model (`spec/rollout.md`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RolloutParams {
+    /// Number of vtgates watching the cell (seed: 10 vtgate pods).
+    #[serde(default = "d_vtgates")]
+    pub vtgates: u32,
+    /// Number of shards; all shards roll in parallel unless `operator.parallel_shards` is false
+    /// (ref §A.0: every shard cascades independently). Default 1 (seed).
+    #[serde(default = "d_one")]
+    pub shards: u32,
+    /// REPLICA tablets per shard besides the primary (spec: default R = 2; seed: replicas A, B).
+    #[serde(default = "d_replicas")]
+    pub replicas_per_shard: u32,
+    /// vtgate topology watcher and health check.
+    #[serde(default)]
+    pub vtgate: VtgateParams,
+    /// Tablet restart lifecycle.
+    #[serde(default)]
+    pub tablets: TabletParams,
+    /// vitess-operator rolling restart.
+    #[serde(default)]
+    pub operator: OperatorParams,
+    /// Replica reads and primary writes.
+    #[serde(default)]
+    pub workload: WorkloadParams,
+    /// Stop the run here even if the rollout or the re-discovery is not complete.
+    #[serde(default = "d_horizon")]
+    pub horizon: SimDuration,
+}
+
+/// The vtgate side: topology watcher, health streams, buffering.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VtgateParams {
+    /// `--tablet_refresh_interval`: period of the topology watcher's ticker. Default 1m on
+    /// every release 15.0-23.0 and main (ref §B.1, `healthcheck.go` L181-186); the operator does
+    /// not set it (ref §A.1).
+    #[serde(default = "d_refresh")]
+    pub tablet_refresh_interval: SimDuration,
+    /// When each vtgate's ticker fires relative to the others (ref §B.1: a fixed-phase ticker
+    /// from the watcher's start time; "draw the phase per vtgate as U[0, interval)").
+    #[serde(default)]
+    pub phase: Phase,
+    /// Extra delay added to each poll, uniform in [0, poll_jitter), without moving the ticker.
+    /// Default 0: the code has no jitter (ref §B.1 "No jitter").
+    #[serde(default)]
+    pub poll_jitter: SimDuration,
+    /// Time for one topology read (one `List(TabletsPath)`, ref §B.1); it delays the health
+    /// checks a poll starts. Default 0 *[inferred: a few ms for etcd]*.
+    #[serde(default)]
+    pub topo_read_latency: SimDuration,
+    /// A tablet's serving/not-serving/type change reaches each vtgate after this delay
+    /// (push-based stream, "a few ms", ref §B.2 "How fast NOT_SERVING reaches vtgate";
+    /// §D says ~0.05 s after SIGTERM). Default 50ms.
+    #[serde(default = "d_50ms")]
+    pub health_stream_delay: SimDuration,
+    /// From `AddTablet` to the first health response (dial + one RTT; the tablet sends its
+    /// state on subscribe, ref §B.2 "Tablet side"). Default 10ms *[inferred]*.
+    #[serde(default = "d_10ms")]
+    pub first_health_delay: SimDuration,
+    /// `--healthcheck_retry_delay`: first reconnect backoff, doubling after each failure
+    /// (ref §B.2: vtgate default 2 ms, not the 5 s constant). Used only when a restarted
+    /// tablet keeps its address.
+    #[serde(default = "d_2ms")]
+    pub health_check_retry_delay: SimDuration,
+    /// `--healthcheck_timeout`: the cap of the reconnect backoff (ref §B.2, default 1m).
+    #[serde(default = "d_refresh")]
+    pub healthcheck_timeout: SimDuration,
+    /// `--enable_buffer`: primary writes are buffered during a failover (the operator sets it
+    /// to true, ref §A.1 vtgate flags).
+    #[serde(default = "d_true")]
+    pub enable_buffer: bool,
+    /// `--buffer_max_failover_duration`: a primary outage longer than this fails the buffered
+    /// writes (the operator sets 10s, ref §A.1).
+    #[serde(default = "d_10s")]
+    pub buffer_max_failover_duration: SimDuration,
+}
+
+/// How the vtgates' poll phases are drawn (`spec` Components, Vtgate).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", deny_unknown_fields)]
+pub enum Phase {
+    /// Each vtgate's phase is independent U[0, T): vtgates started at unrelated times.
+    #[default]
+    Uniform,
+    /// vtgates started within a deploy window: phase = (base + U[0, window)) mod T with one
+    /// fleet-wide base U[0, T) (the seed: 9 of 10 discovered within 44-51 s).
+    Clustered {
+        /// Width of the deploy window.
+        window: SimDuration,
+    },
+    /// Replay: vtgate i's first poll is at `offsets[i]` (each < T), then every T.
+    Explicit {
+        /// One offset per vtgate.
+        offsets: Vec<SimDuration>,
+    },
+}
+
+/// A random duration (drawn from the owning component's stream).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", deny_unknown_fields)]
+pub enum DurationDist {
+    /// Always `value`.
+    Fixed {
+        /// The duration.
+        value: SimDuration,
+    },
+    /// Uniform in [min, max).
+    Uniform {
+        /// Lower bound.
+        min: SimDuration,
+        /// Upper bound (exclusive; equal to `min` gives `min`).
+        max: SimDuration,
+    },
+    /// `min` plus an exponential with mean `mean` (a floor plus a tail).
+    ShiftedExponential {
+        /// The floor.
+        min: SimDuration,
+        /// Mean of the exponential part.
+        mean: SimDuration,
+    },
+}
+
+impl DurationDist {
+    /// A fixed duration.
+    pub fn fixed(d: SimDuration) -> Self {
+        DurationDist::Fixed { value: d }
+    }
+    /// Draw one duration. `Fixed` consumes no randomness.
+    pub fn sample(&self, rng: &mut SimRng) -> SimDuration {
+        match self {
+            DurationDist::Fixed { value } => *value,
+            DurationDist::Uniform { min, max } => {
+                if max <= min {
+                    *min
+                } else {
+                    SimDuration::from_secs_f64(uniform(rng, min.as_secs_f64(), max.as_secs_f64()))
+                }
+            }
+            DurationDist::ShiftedExponential { min, mean } => {
+                *min + SimDuration::from_secs_f64(exponential(rng, mean.as_secs_f64()))
+            }
+        }
+    }
+    fn check(&self, path: &str) -> Result<(), (String, String)> {
+        if let DurationDist::Uniform { min, max } = self {
+            if max < min {
+                return Err((format!("{path}.max"), "a duration >= min".into()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Tablet restart lifecycle: Serving → drain → Down → address published → Serving → Ready.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TabletParams {
+    /// From SIGTERM (tablet stops serving at once, ref §B.3) to the pod being gone: lameduck
+    /// 50 ms + `shutdown_grace_period` ≤ 3 s + mysqld shutdown (ref §B.3, §D "pod object
+    /// gone: variable"). Default Uniform(3s, 10s) *[inferred]*.
+    #[serde(default = "d_drain_grace")]
+    pub drain_grace: DurationDist,
+    /// From the old pod being gone to the new vttablet writing its new address in the topology
+    /// (`initTablet` runs early, ref §B.1 "Important for restarts"): scheduling, image, mysqld
+    /// start. Default 10s + Exp(mean 10s) *[inferred]*.
+    #[serde(default = "d_restart")]
+    pub restart: DurationDist,
+    /// From the address being published to the tablet serving (restore, replication init;
+    /// ref §D t_s ≥ t_w). Default Uniform(2s, 8s) *[inferred]*.
+    #[serde(default = "d_serve_after")]
+    pub serving_after_publish: DurationDist,
+    /// Kubernetes readiness probe period of the vttablet container (`/healthz`; the operator
+    /// sets no timing, so the k8s default 10 s applies, ref §A.1). Probes run every period from
+    /// a phase drawn U[0, period) per restart, so Ready lags serving by 0-10 s. `0s` = Ready the
+    /// instant the tablet serves.
+    #[serde(default = "d_10s")]
+    pub readiness_probe_period: SimDuration,
+    /// Readiness flaps (Ready lost briefly) per hour while the operator waits for Available;
+    /// each restarts the Available timer (Ready LastTransitionTime moves, ref §A.1). Default 0.
+    #[serde(default)]
+    pub readiness_flaps_per_hour: f64,
+    /// How long a flap keeps the pod not-Ready (Ready returns at the next probe after it;
+    /// k8s failureThreshold 3 × 10 s, ref §A.1). Default 30s.
+    #[serde(default = "d_30s")]
+    pub readiness_flap_duration: SimDuration,
+    /// A restarted pod keeps its address (false on k8s: `tablet_hostname=$(POD_IP)`, ref §A.1).
+    /// When true, a vtgate whose health check was not dropped by a poll finds the tablet again
+    /// through the health check's retry backoff (ref §B.2 step 6).
+    #[serde(default)]
+    pub keep_address_on_restart: bool,
+}
+
+/// vitess-operator rolling restart (ref §A.2).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorParams {
+    /// `tabletAvailableSeconds`: a restarted pod is Available once Ready continuously for this
+    /// long; only then is the next tablet released (hard-coded 30 s, `reconcile_tablets.go`
+    /// L47-53, ref §A.1; PR #797 would make it 2 × refresh interval = 120 s).
+    #[serde(default = "d_30s")]
+    pub tablet_available_timeout: SimDuration,
+    /// From Available (or PRS end) to the next tablet's SIGTERM: release, drain started, ack,
+    /// finish, delete are 4-5 controller round trips (ref §A.2 "Controller step latency":
+    /// sub-second to a few seconds). Default Uniform(500ms, 3s) *[inferred]*.
+    #[serde(default = "d_step")]
+    pub step_latency: DurationDist,
+    /// The order in which a shard's replicas restart (ref §A.2 step 3(b): a Go map walk, random).
+    #[serde(default)]
+    pub replica_order: ReplicaOrder,
+    /// Which replica PRS promotes. The code picks the most advanced GTID position among Ready
+    /// REPLICAs (ref §A.2 step 4.5); in a quiet shard all are caught up, so default `Random`.
+    #[serde(default)]
+    pub prs_candidate: PrsCandidate,
+    /// PlannedReparentShard duration: from the old primary stopping serving as primary to the
+    /// new one serving (candidate query ≤ 2 s, PRS ≤ 30 s, ref §A.2). Default Uniform(1s, 5s)
+    /// *[inferred]*.
+    #[serde(default = "d_prs")]
+    pub prs_duration: DurationDist,
+    /// How long the demoted primary serves as a REPLICA before its SIGTERM (one more drain pass
+    /// marks it Finished, then the shard controller deletes it; ref §A.2 step 4.5; seed
+    /// burst 2). Default 2s *[inferred: one or two controller hops]*.
+    #[serde(default = "d_prs_window")]
+    pub prs_replica_window: SimDuration,
+    /// Shards roll at the same time (true, ref §A.0: keyspace controller cascades every shard)
+    /// or one after the other.
+    #[serde(default = "d_true")]
+    pub parallel_shards: bool,
+    /// Restart the primary too (PRS, then the old primary). False models a change scheduled on
+    /// the replicas only (ref §A.2 step 3: only scheduled pods roll); used for the peer
+    /// comparison, whose rollout restarts replicas only.
+    #[serde(default = "d_true")]
+    pub restart_primary: bool,
+    /// When the rollout starts (first release = start + one step latency). Default 0s.
+    #[serde(default)]
+    pub start_at: SimDuration,
+}
+
+/// Replica restart order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", deny_unknown_fields)]
+pub enum ReplicaOrder {
+    /// A seeded random order per shard (the Go map walk).
+    #[default]
+    Random,
+    /// Alias order (replica 1, 2, ...): for replays.
+    Alias,
+}
+
+/// PRS candidate choice.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", deny_unknown_fields)]
+pub enum PrsCandidate {
+    /// Uniform among the shard's replicas (all equally advanced).
+    #[default]
+    Random,
+    /// The replica restarted first in this rollout (the seed's replica A).
+    FirstRestarted,
+    /// The replica restarted last.
+    LastRestarted,
+}
+
+/// The client load through each vtgate.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadParams {
+    /// Replica reads per second through each vtgate (Poisson), spread uniformly over shards.
+    /// Default 50 *[illustrative: no source]*; the incident model uses the rate that gives the
+    /// seed's burst sizes.
+    #[serde(default = "d_reads")]
+    pub replica_read_rps: f64,
+    /// Primary writes per second through each vtgate (Poisson). Default 10 *[illustrative]*.
+    #[serde(default = "d_writes")]
+    pub primary_write_rps: f64,
+    /// Fast (Poisson counts over state intervals) or per-query (one event per query).
+    #[serde(default)]
+    pub mode: WorkloadMode,
+    /// Error intervals (of any vtgate) closer than this are one burst. Default 1s.
+    #[serde(default = "d_1s")]
+    pub burst_merge_gap: SimDuration,
+}
+
+/// How queries are simulated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", deny_unknown_fields)]
+pub enum WorkloadMode {
+    /// Poisson counts over each interval of constant routing state (DESIGN: simulate state
+    /// changes, not every query).
+    #[default]
+    Fast,
+    /// One event per query.
+    PerQuery,
+}
+
+fn d_vtgates() -> u32 {
+    10
+}
+fn d_one() -> u32 {
+    1
+}
+fn d_replicas() -> u32 {
+    2
+}
+fn d_true() -> bool {
+    true
+}
+fn d_horizon() -> SimDuration {
+    SimDuration::from_secs(6 * 3600)
+}
+fn d_refresh() -> SimDuration {
+    SimDuration::from_secs(60)
+}
+fn d_50ms() -> SimDuration {
+    SimDuration::from_millis(50)
+}
+fn d_10ms() -> SimDuration {
+    SimDuration::from_millis(10)
+}
+fn d_2ms() -> SimDuration {
+    SimDuration::from_millis(2)
+}
+fn d_1s() -> SimDuration {
+    SimDuration::from_secs(1)
+}
+fn d_10s() -> SimDuration {
+    SimDuration::from_secs(10)
+}
+fn d_30s() -> SimDuration {
+    SimDuration::from_secs(30)
+}
+fn d_drain_grace() -> DurationDist {
+    DurationDist::Uniform {
+        min: SimDuration::from_secs(3),
+        max: SimDuration::from_secs(10),
+    }
+}
+fn d_restart() -> DurationDist {
+    DurationDist::ShiftedExponential {
+        min: SimDuration::from_secs(10),
+        mean: SimDuration::from_secs(10),
+    }
+}
+fn d_serve_after() -> DurationDist {
+    DurationDist::Uniform {
+        min: SimDuration::from_secs(2),
+        max: SimDuration::from_secs(8),
+    }
+}
+fn d_step() -> DurationDist {
+    DurationDist::Uniform {
+        min: SimDuration::from_millis(500),
+        max: SimDuration::from_secs(3),
+    }
+}
+fn d_prs() -> DurationDist {
+    DurationDist::Uniform {
+        min: SimDuration::from_secs(1),
+        max: SimDuration::from_secs(5),
+    }
+}
+fn d_prs_window() -> SimDuration {
+    SimDuration::from_secs(2)
+}
+fn d_reads() -> f64 {
+    50.0
+}
+fn d_writes() -> f64 {
+    10.0
+}
+
+impl Default for VtgateParams {
+    fn default() -> Self {
+        VtgateParams {
+            tablet_refresh_interval: d_refresh(),
+            phase: Phase::Uniform,
+            poll_jitter: SimDuration::ZERO,
+            topo_read_latency: SimDuration::ZERO,
+            health_stream_delay: d_50ms(),
+            first_health_delay: d_10ms(),
+            health_check_retry_delay: d_2ms(),
+            healthcheck_timeout: d_refresh(),
+            enable_buffer: true,
+            buffer_max_failover_duration: d_10s(),
+        }
+    }
+}
+
+impl Default for TabletParams {
+    fn default() -> Self {
+        TabletParams {
+            drain_grace: d_drain_grace(),
+            restart: d_restart(),
+            serving_after_publish: d_serve_after(),
+            readiness_probe_period: d_10s(),
+            readiness_flaps_per_hour: 0.0,
+            readiness_flap_duration: d_30s(),
+            keep_address_on_restart: false,
+        }
+    }
+}
+
+impl Default for OperatorParams {
+    fn default() -> Self {
+        OperatorParams {
+            tablet_available_timeout: d_30s(),
+            step_latency: d_step(),
+            replica_order: ReplicaOrder::Random,
+            prs_candidate: PrsCandidate::Random,
+            prs_duration: d_prs(),
+            prs_replica_window: d_prs_window(),
+            parallel_shards: true,
+            restart_primary: true,
+            start_at: SimDuration::ZERO,
+        }
+    }
+}
+
+impl Default for WorkloadParams {
+    fn default() -> Self {
+        WorkloadParams {
+            replica_read_rps: d_reads(),
+            primary_write_rps: d_writes(),
+            mode: WorkloadMode::Fast,
+            burst_merge_gap: d_1s(),
+        }
+    }
+}
+
+impl Default for RolloutParams {
+    fn default() -> Self {
+        RolloutParams {
+            vtgates: d_vtgates(),
+            shards: 1,
+            replicas_per_shard: d_replicas(),
+            vtgate: VtgateParams::default(),
+            tablets: TabletParams::default(),
+            operator: OperatorParams::default(),
+            workload: WorkloadParams::default(),
+            horizon: d_horizon(),
+        }
+    }
+}
+
+fn err<T>(path: &str, expected: &str) -> Result<T, (String, String)> {
+    Err((path.to_string(), expected.to_string()))
+}
+
+impl RolloutParams {
+    /// Zero every delay and every randomness except the vtgate phases: the setting of the
+    /// closed-form checks and the SimPy peer (restart takes `down`, nothing else takes time).
+    pub fn zero_delays(mut self, down: SimDuration) -> Self {
+        let z = DurationDist::fixed(SimDuration::ZERO);
+        self.vtgate.health_stream_delay = SimDuration::ZERO;
+        self.vtgate.first_health_delay = SimDuration::ZERO;
+        self.vtgate.topo_read_latency = SimDuration::ZERO;
+        self.tablets.drain_grace = z.clone();
+        self.tablets.restart = DurationDist::fixed(down);
+        self.tablets.serving_after_publish = z.clone();
+        self.tablets.readiness_probe_period = SimDuration::ZERO;
+        self.operator.step_latency = z.clone();
+        self.operator.prs_duration = z;
+        self.operator.prs_replica_window = SimDuration::ZERO;
+        self
+    }
+
+    /// Check what serde cannot. `Err((field path, what was expected))`.
+    pub fn check(&self) -> Result<(), (String, String)> {
+        if self.vtgates == 0 {
+            return err("vtgates", "at least 1 vtgate");
+        }
+        if self.vtgates > u16::MAX as u32 {
+            return err("vtgates", "at most 65535 vtgates");
+        }
+        if self.shards == 0 {
+            return err("shards", "at least 1 shard");
+        }
+        if self.replicas_per_shard == 0 {
+            return err(
+                "replicas_per_shard",
+                "at least 1 replica (a lone primary is deleted without PRS; not modelled)",
+            );
+        }
+        if (self.shards as u64) * (self.replicas_per_shard as u64 + 1) > u16::MAX as u64 {
+            return err(
+                "shards",
+                "shards × (replicas_per_shard + 1) ≤ 65535 tablets",
+            );
+        }
+        let v = &self.vtgate;
+        let t = v.tablet_refresh_interval;
+        if t == SimDuration::ZERO {
+            return err("vtgate.tablet_refresh_interval", "a duration > 0");
+        }
+        if v.poll_jitter >= t {
+            return err(
+                "vtgate.poll_jitter",
+                "a duration < vtgate.tablet_refresh_interval",
+            );
+        }
+        match &v.phase {
+            Phase::Uniform => {}
+            Phase::Clustered { window } => {
+                if *window == SimDuration::ZERO {
+                    return err("vtgate.phase.window", "a duration > 0");
+                }
+            }
+            Phase::Explicit { offsets } => {
+                if offsets.len() != self.vtgates as usize {
+                    return Err((
+                        "vtgate.phase.offsets".into(),
+                        format!(
+                            "one offset per vtgate ({} offsets, found {})",
+                            self.vtgates,
+                            offsets.len()
+                        ),
+                    ));
+                }
+                if let Some(i) = offsets.iter().position(|o| *o >= t) {
+                    return Err((
+                        format!("vtgate.phase.offsets[{i}]"),
+                        "an offset < vtgate.tablet_refresh_interval".into(),
+                    ));
+                }
+            }
+        }
+        if v.health_check_retry_delay == SimDuration::ZERO {
+            return err("vtgate.health_check_retry_delay", "a duration > 0");
+        }
+        if v.healthcheck_timeout < v.health_check_retry_delay {
+            return err(
+                "vtgate.healthcheck_timeout",
+                "a duration >= vtgate.health_check_retry_delay",
+            );
+        }
+        let tb = &self.tablets;
+        tb.drain_grace.check("tablets.drain_grace")?;
+        tb.restart.check("tablets.restart")?;
+        tb.serving_after_publish
+            .check("tablets.serving_after_publish")?;
+        if !(tb.readiness_flaps_per_hour >= 0.0 && tb.readiness_flaps_per_hour.is_finite()) {
+            return err("tablets.readiness_flaps_per_hour", "a finite rate >= 0");
+        }
+        let o = &self.operator;
+        o.step_latency.check("operator.step_latency")?;
+        o.prs_duration.check("operator.prs_duration")?;
+        let w = &self.workload;
+        if !(w.replica_read_rps >= 0.0 && w.replica_read_rps.is_finite()) {
+            return err("workload.replica_read_rps", "a finite rate >= 0");
+        }
+        if !(w.primary_write_rps >= 0.0 && w.primary_write_rps.is_finite()) {
+            return err("workload.primary_write_rps", "a finite rate >= 0");
+        }
+        if self.horizon == SimDuration::ZERO {
+            return err("horizon", "a duration > 0");
+        }
+        Ok(())
+    }
+}

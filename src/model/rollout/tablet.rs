@@ -1,0 +1,243 @@
+//! Tablet lifecycle (spec "Tablet"; ref §B.3, §D):
+//! `Serving` → SIGTERM (stops serving at once, clears its topology record) → `Down` after
+//! `drain_grace` → new process publishes its address after `restart` → serves after
+//! `serving_after_publish` → Ready at the next readiness probe → Available after
+//! `tablet_available_timeout` of continuous Ready (a flap restarts the timer).
+
+use super::event::Event;
+use super::world::{RestartRec, RolloutWorld, NONE};
+use crate::sim::rng::{exponential, uniform01};
+use crate::sim::{Scheduler, SimDuration, SimTime};
+
+impl RolloutWorld {
+    /// Tell every vtgate (after `health_stream_delay`) about tablet `t`'s current state.
+    pub(super) fn push_health(&mut self, now: SimTime, t: usize, s: &mut Scheduler<Event>) {
+        let tab = &self.tablets[t];
+        let at = now + self.p.vtgate.health_stream_delay;
+        for g in 0..self.m() {
+            s.at(
+                at,
+                Event::HealthPush {
+                    g: g as u16,
+                    tablet: t as u16,
+                    addr: tab.addr,
+                    serving: tab.serving,
+                    primary: tab.primary,
+                },
+            );
+        }
+    }
+
+    /// The first readiness probe of tablet `t`'s current pod at or after `x`.
+    fn probe_at_or_after(&self, t: usize, x: SimTime) -> SimTime {
+        let period = self.p.tablets.readiness_probe_period.as_nanos();
+        let o = self.tablets[t].probe_origin;
+        if period == 0 || x <= o {
+            return if period == 0 { x } else { o };
+        }
+        let k = (x.0 - o.0).div_ceil(period);
+        SimTime(o.0 + k * period)
+    }
+
+    /// SIGTERM: the tablet rejects new queries at once and `tm.Close` clears its record.
+    pub(super) fn on_drain(&mut self, now: SimTime, t: usize, s: &mut Scheduler<Event>) {
+        let m = self.m();
+        let shard = self.tablets[t].shard;
+        if self.rollout_start == SimTime::MAX {
+            self.rollout_start = now;
+        }
+        let old_primary = t.is_multiple_of(self.per_shard());
+        self.tablets[t].restart = self.restarts.len() as u32;
+        self.restarts.push(RestartRec {
+            tablet: t as u16,
+            shard,
+            old_primary,
+            drain_at: now,
+            down_at: SimTime::MAX,
+            publish_at: SimTime::MAX,
+            serving_at: SimTime::MAX,
+            ready_at: SimTime::MAX,
+            available_at: SimTime::MAX,
+            flaps: 0,
+            discovered: vec![SimTime::MAX; m],
+        });
+        self.pending_discoveries += m as u64;
+        let tab = &mut self.tablets[t];
+        tab.serving = false;
+        tab.record = NONE;
+        self.push_health(now, t, s);
+        for g in 0..m {
+            self.reevaluate(now, g, shard as usize);
+        }
+        let d = self.p.tablets.drain_grace.sample(&mut self.tablets[t].rng);
+        s.after(d, Event::Down { tablet: t as u16 });
+    }
+
+    /// The old pod is gone: every health stream to it fails. With a kept address, each
+    /// vtgate's health check retries with its backoff and finds the new process.
+    pub(super) fn on_down(&mut self, now: SimTime, t: usize, s: &mut Scheduler<Event>) {
+        let shard = self.tablets[t].shard as usize;
+        let r = self.tablets[t].restart as usize;
+        self.restarts[r].down_at = now;
+        let d = self.p.tablets.restart.sample(&mut self.tablets[t].rng);
+        let publish_at = now + d;
+        let tab = &mut self.tablets[t];
+        tab.process_up = false;
+        tab.publish_at = publish_at;
+        let addr = tab.addr;
+        s.at(publish_at, Event::Publish { tablet: t as u16 });
+        let keep = self.p.tablets.keep_address_on_restart;
+        let first = self.p.vtgate.health_check_retry_delay.as_nanos();
+        let cap = self.p.vtgate.healthcheck_timeout.as_nanos();
+        for g in 0..self.m() {
+            let i = self.vi(g, t);
+            let v = &mut self.views[i];
+            if v.hc_addr != addr {
+                continue;
+            }
+            v.connected = false;
+            v.serving = false;
+            if keep {
+                // Backoff 2 ms, 4 ms, ... capped: the first attempt at or after the new process.
+                let (mut at, mut delay) = (now.0, first);
+                loop {
+                    at += delay;
+                    delay = (delay * 2).min(cap);
+                    if at >= publish_at.0 {
+                        break;
+                    }
+                }
+                v.gen += 1;
+                v.backoff = delay;
+                s.at(
+                    SimTime(at),
+                    Event::HealthConnect {
+                        g: g as u16,
+                        tablet: t as u16,
+                        gen: v.gen,
+                    },
+                );
+            }
+            self.reevaluate(now, g, shard);
+        }
+    }
+
+    /// The new vttablet writes its record (a new address unless kept), before it serves.
+    pub(super) fn on_publish(&mut self, now: SimTime, t: usize, s: &mut Scheduler<Event>) {
+        let keep = self.p.tablets.keep_address_on_restart;
+        let period = self.p.tablets.readiness_probe_period;
+        if !keep {
+            self.tablets[t].addr = self.next_addr;
+            self.next_addr += 1;
+        }
+        let r = self.tablets[t].restart as usize;
+        self.restarts[r].publish_at = now;
+        let sap = self
+            .p
+            .tablets
+            .serving_after_publish
+            .sample(&mut self.tablets[t].rng);
+        let tab = &mut self.tablets[t];
+        tab.process_up = true;
+        tab.record = tab.addr;
+        let phase = if period == SimDuration::ZERO {
+            SimDuration::ZERO
+        } else {
+            SimDuration::from_nanos((uniform01(&mut tab.rng) * period.as_nanos() as f64) as u64)
+        };
+        tab.probe_origin = now + phase;
+        s.after(sap, Event::Serve { tablet: t as u16 });
+    }
+
+    /// The new process serves; the pod turns Ready at the next probe.
+    pub(super) fn on_serve(&mut self, now: SimTime, t: usize, s: &mut Scheduler<Event>) {
+        let shard = self.tablets[t].shard as usize;
+        self.tablets[t].serving = true;
+        let r = self.tablets[t].restart as usize;
+        self.restarts[r].serving_at = now;
+        self.push_health(now, t, s);
+        for g in 0..self.m() {
+            self.reevaluate(now, g, shard);
+            self.check_discovery(now, g, t);
+        }
+        let ready = self.probe_at_or_after(t, now);
+        self.tablets[t].avail_gen += 1;
+        let gen = self.tablets[t].avail_gen;
+        s.at(
+            ready,
+            Event::Ready {
+                tablet: t as u16,
+                gen,
+            },
+        );
+    }
+
+    /// Ready: the Available timer starts (Available = Ready since + timeout; the operator's
+    /// 30 ns requeue notices it within ms, ref §A.1).
+    pub(super) fn on_ready(&mut self, now: SimTime, t: usize, gen: u32, s: &mut Scheduler<Event>) {
+        if gen != self.tablets[t].avail_gen {
+            return;
+        }
+        let r = self.tablets[t].restart as usize;
+        if self.restarts[r].ready_at == SimTime::MAX {
+            self.restarts[r].ready_at = now;
+        }
+        let a = self.p.operator.tablet_available_timeout;
+        s.after(
+            a,
+            Event::Available {
+                tablet: t as u16,
+                gen,
+            },
+        );
+        let rate = self.p.tablets.readiness_flaps_per_hour;
+        if rate > 0.0 {
+            let x = exponential(&mut self.tablets[t].rng, 3600.0 / rate);
+            let x = SimDuration::from_secs_f64(x);
+            if x < a {
+                s.after(
+                    x,
+                    Event::Flap {
+                        tablet: t as u16,
+                        gen,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Ready lost briefly: the Available timer restarts at the next Ready.
+    pub(super) fn on_flap(&mut self, now: SimTime, t: usize, gen: u32, s: &mut Scheduler<Event>) {
+        if gen != self.tablets[t].avail_gen {
+            return;
+        }
+        let r = self.tablets[t].restart as usize;
+        self.restarts[r].flaps += 1;
+        self.tablets[t].avail_gen += 1;
+        let back = self.probe_at_or_after(t, now + self.p.tablets.readiness_flap_duration);
+        s.at(
+            back,
+            Event::Ready {
+                tablet: t as u16,
+                gen: self.tablets[t].avail_gen,
+            },
+        );
+    }
+
+    /// Available: the operator may release the next tablet of the shard.
+    pub(super) fn on_available(
+        &mut self,
+        now: SimTime,
+        t: usize,
+        gen: u32,
+        s: &mut Scheduler<Event>,
+    ) {
+        if gen != self.tablets[t].avail_gen {
+            return;
+        }
+        let r = self.tablets[t].restart as usize;
+        self.restarts[r].available_at = now;
+        let shard = self.tablets[t].shard as usize;
+        self.step_done(now, shard, s);
+    }
+}

@@ -1,0 +1,201 @@
+//! vtgate: topology watcher, health checks and routing (ref §B).
+//!
+//! - *Topology watcher* (ref §B.1): a fixed-period ticker from the vtgate's phase, no jitter by
+//!   default. A poll diffs every tablet record against the health checks: a cleared record
+//!   drops the health check, a new address replaces it (`ReplaceTablet` = remove + add).
+//! - *Health check* (ref §B.2): a new one gets the tablet's state `first_health_delay` (plus
+//!   `topo_read_latency`) after the poll; later changes arrive after `health_stream_delay`.
+//!   A dead address is never healthy again; with `keep_address_on_restart` the retry backoff
+//!   reconnects without a poll.
+//! - *Routing*: a replica read goes to a tablet the vtgate believes serving as REPLICA; it
+//!   fails at once with none ("no healthy tablet available", no buffering, no fallback to
+//!   another type). A read to a tablet already shutting down is retried on another believed
+//!   replica, so it fails only when every believed one is dead (`routed_to_dead`). The retry
+//!   limit of 3 attempts never binds here: at most one tablet per shard is in flight.
+
+use super::event::Event;
+use super::world::{RolloutWorld, NONE};
+use crate::sim::{Scheduler, SimTime};
+
+impl RolloutWorld {
+    /// A full `loadTablets`.
+    pub(super) fn on_poll(&mut self, now: SimTime, g: usize, s: &mut Scheduler<Event>) {
+        self.polls += 1;
+        self.poll_log.push((g as u16, now));
+        for t in 0..self.tablets.len() {
+            self.apply_record(now, g, t, s);
+        }
+        let tper = self.p.vtgate.tablet_refresh_interval;
+        let j = self.p.vtgate.poll_jitter;
+        let v = &mut self.vtgates[g];
+        v.next_base += tper;
+        let at = v.next_base + super::world::jitter(&mut v.rng, j);
+        s.at(at, Event::Poll { g: g as u16 });
+    }
+
+    /// `loadTabletsForKeyspaceShard`: one shard, after the primary left (ref §B.1).
+    pub(super) fn on_shard_reload(
+        &mut self,
+        now: SimTime,
+        g: usize,
+        shard: u16,
+        s: &mut Scheduler<Event>,
+    ) {
+        self.partial_reloads += 1;
+        let per = self.per_shard();
+        let base = shard as usize * per;
+        for t in base..base + per {
+            self.apply_record(now, g, t, s);
+        }
+    }
+
+    /// Diff tablet `t`'s topology record against vtgate `g`'s health check.
+    fn apply_record(&mut self, now: SimTime, g: usize, t: usize, s: &mut Scheduler<Event>) {
+        let rec = self.tablets[t].record;
+        let i = self.vi(g, t);
+        if self.views[i].hc_addr == rec {
+            return;
+        }
+        let retry = self.p.vtgate.health_check_retry_delay.as_nanos();
+        let delay = self.p.vtgate.topo_read_latency + self.p.vtgate.first_health_delay;
+        let v = &mut self.views[i];
+        v.hc_addr = rec;
+        v.connected = false;
+        v.serving = false;
+        v.gen += 1;
+        v.backoff = retry;
+        if rec != NONE {
+            s.at(
+                now + delay,
+                Event::HealthConnect {
+                    g: g as u16,
+                    tablet: t as u16,
+                    gen: v.gen,
+                },
+            );
+        }
+        let shard = self.tablets[t].shard as usize;
+        self.reevaluate(now, g, shard);
+    }
+
+    /// The health check dials; if the process is up at that address the stream delivers its
+    /// current state at once (ref §B.2), else it retries with its backoff.
+    pub(super) fn on_health_connect(
+        &mut self,
+        now: SimTime,
+        g: usize,
+        t: usize,
+        gen: u32,
+        s: &mut Scheduler<Event>,
+    ) {
+        let i = self.vi(g, t);
+        if self.views[i].gen != gen {
+            return;
+        }
+        let cap = self.p.vtgate.healthcheck_timeout.as_nanos();
+        let retry = self.p.vtgate.health_check_retry_delay.as_nanos();
+        let tab = &self.tablets[t];
+        let v = &mut self.views[i];
+        if tab.process_up && tab.addr == v.hc_addr {
+            v.connected = true;
+            v.serving = tab.serving;
+            v.primary = tab.primary;
+            v.backoff = retry;
+            let shard = tab.shard as usize;
+            self.reevaluate(now, g, shard);
+            self.check_discovery(now, g, t);
+        } else {
+            let d = v.backoff;
+            v.backoff = (d * 2).min(cap);
+            s.at(
+                SimTime(now.0 + d),
+                Event::HealthConnect {
+                    g: g as u16,
+                    tablet: t as u16,
+                    gen,
+                },
+            );
+        }
+    }
+
+    /// A state change arrives on the health stream of address `addr`.
+    pub(super) fn on_health_push(
+        &mut self,
+        now: SimTime,
+        g: usize,
+        t: usize,
+        addr: u32,
+        serving: bool,
+        primary: bool,
+    ) {
+        let i = self.vi(g, t);
+        let v = &mut self.views[i];
+        if !(v.connected && v.hc_addr == addr) {
+            return;
+        }
+        v.serving = serving;
+        v.primary = primary;
+        let shard = self.tablets[t].shard as usize;
+        self.reevaluate(now, g, shard);
+        self.check_discovery(now, g, t);
+    }
+
+    /// Record the first time vtgate `g` routes to tablet `t`'s restarted process.
+    pub(super) fn check_discovery(&mut self, now: SimTime, g: usize, t: usize) {
+        let tab = &self.tablets[t];
+        if tab.restart == NONE || !tab.serving {
+            return;
+        }
+        let v = self.views[self.vi(g, t)];
+        if !(v.connected && v.serving && v.hc_addr == tab.addr) {
+            return;
+        }
+        let r = &mut self.restarts[tab.restart as usize];
+        if r.serving_at == SimTime::MAX || r.discovered[g] != SimTime::MAX {
+            return;
+        }
+        r.discovered[g] = now;
+        self.pending_discoveries -= 1;
+    }
+
+    /// (read state, write ok) of vtgate `g` for `shard`, from its views and the tablets.
+    pub(super) fn route_state(&self, g: usize, shard: usize) -> (u8, bool) {
+        let per = self.per_shard();
+        let base = shard * per;
+        let (mut believed, mut read_ok, mut write_ok) = (false, false, false);
+        for t in base..base + per {
+            let v = &self.views[self.vi(g, t)];
+            if !(v.connected && v.serving) {
+                continue;
+            }
+            let tab = &self.tablets[t];
+            let alive = tab.serving && tab.addr == v.hc_addr;
+            if v.primary {
+                write_ok |= alive && tab.primary;
+            } else {
+                believed = true;
+                read_ok |= alive;
+            }
+        }
+        let read = if read_ok {
+            0
+        } else if believed {
+            1
+        } else {
+            2
+        };
+        (read, write_ok)
+    }
+
+    /// Re-derive vtgate `g`'s routing for `shard`; close accounting intervals on a change.
+    pub(super) fn reevaluate(&mut self, now: SimTime, g: usize, shard: usize) {
+        let (read, write_ok) = self.route_state(g, shard);
+        let idx = g * self.shard_ops.len() + shard;
+        if read != self.routes[idx].read {
+            self.close_read(now, idx, read);
+        }
+        if write_ok != self.routes[idx].write_ok {
+            self.close_write(now, idx, write_ok);
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! The workload (spec "Workload"): Poisson replica reads and primary writes through each
+//! vtgate, spread uniformly over shards.
+//!
+//! - *Fast mode*: the routing state of a (vtgate, shard) is constant between events, so the
+//!   queries of an interval of length L are Poisson(rate × L); one draw per interval and outcome
+//!   (DESIGN: "simulate state changes, not every query").
+//! - *Per-query mode*: one event per query, which looks at the routing state when it arrives.
+//!
+//! Writes during a primary outage are buffered (`enable_buffer`); if the outage lasts longer
+//! than `buffer_max_failover_duration` every write of the outage fails (the buffer gives up and
+//! fails what it holds), else they all succeed late.
+
+use super::event::Event;
+use super::world::{Exposure, RolloutWorld};
+use crate::sim::rng::{below, exponential, poisson};
+use crate::sim::{Scheduler, SimDuration, SimTime};
+
+impl RolloutWorld {
+    /// Close the read interval of route `idx` at `now`; the new state is `new`.
+    pub(super) fn close_read(&mut self, now: SimTime, idx: usize, new: u8) {
+        let g = idx / self.shard_ops.len();
+        let r = &mut self.routes[idx];
+        if !self.per_query && self.read_rate_s > 0.0 {
+            let len = now.since(r.read_since).as_secs_f64();
+            let n = if len > 0.0 {
+                poisson(&mut self.vtgates[g].wl_rng, self.read_rate_s * len)
+            } else {
+                0
+            };
+            match r.read {
+                0 => self.reads_ok += n,
+                1 => {
+                    self.reads_dead += n;
+                    r.exp_dead += n;
+                }
+                _ => {
+                    self.reads_none += n;
+                    r.exp_none += n;
+                }
+            }
+        }
+        if r.read == 0 && new != 0 {
+            r.exp_start = now;
+            r.exp_dead = 0;
+            r.exp_none = 0;
+        } else if r.read != 0 && new == 0 {
+            self.exposures.push(Exposure {
+                g: g as u16,
+                shard: (idx % self.shard_ops.len()) as u16,
+                start: r.exp_start,
+                end: now,
+                dead_errors: r.exp_dead,
+                none_errors: r.exp_none,
+            });
+        }
+        r.read = new;
+        r.read_since = now;
+    }
+
+    /// Close the write interval of route `idx` at `now`; the new state is `ok`.
+    pub(super) fn close_write(&mut self, now: SimTime, idx: usize, ok: bool) {
+        let g = idx / self.shard_ops.len();
+        let r = &mut self.routes[idx];
+        let len = now.since(r.write_since);
+        let n = if self.per_query {
+            0
+        } else if self.write_rate_s > 0.0 && len > SimDuration::ZERO {
+            poisson(
+                &mut self.vtgates[g].wl_rng,
+                self.write_rate_s * len.as_secs_f64(),
+            )
+        } else {
+            0
+        };
+        if r.write_ok {
+            self.writes_ok += n;
+        } else {
+            let n = n + r.pending_writes;
+            r.pending_writes = 0;
+            let v = &self.p.vtgate;
+            if !v.enable_buffer || len > v.buffer_max_failover_duration {
+                self.writes_failed += n;
+            } else {
+                self.writes_ok += n;
+            }
+        }
+        r.write_ok = ok;
+        r.write_since = now;
+    }
+
+    fn pick_shard(&mut self, g: usize) -> usize {
+        let n = self.shard_ops.len();
+        if n == 1 {
+            0
+        } else {
+            below(&mut self.vtgates[g].wl_rng, n as u64) as usize
+        }
+    }
+
+    /// One replica read (per-query mode).
+    pub(super) fn on_read(&mut self, now: SimTime, g: usize, s: &mut Scheduler<Event>) {
+        let shard = self.pick_shard(g);
+        let idx = g * self.shard_ops.len() + shard;
+        let r = &mut self.routes[idx];
+        match r.read {
+            0 => self.reads_ok += 1,
+            1 => {
+                self.reads_dead += 1;
+                r.exp_dead += 1;
+            }
+            _ => {
+                self.reads_none += 1;
+                r.exp_none += 1;
+            }
+        }
+        let mean = 1.0 / self.p.workload.replica_read_rps;
+        let d = exponential(&mut self.vtgates[g].wl_rng, mean);
+        s.at(
+            now + SimDuration::from_secs_f64(d),
+            Event::Read { g: g as u16 },
+        );
+    }
+
+    /// One primary write (per-query mode).
+    pub(super) fn on_write(&mut self, now: SimTime, g: usize, s: &mut Scheduler<Event>) {
+        let shard = self.pick_shard(g);
+        let idx = g * self.shard_ops.len() + shard;
+        let r = &mut self.routes[idx];
+        if r.write_ok {
+            self.writes_ok += 1;
+        } else {
+            r.pending_writes += 1;
+        }
+        let mean = 1.0 / self.p.workload.primary_write_rps;
+        let d = exponential(&mut self.vtgates[g].wl_rng, mean);
+        s.at(
+            now + SimDuration::from_secs_f64(d),
+            Event::Write { g: g as u16 },
+        );
+    }
+
+    /// Close every open interval at the end of the run (an exposure still open ends here).
+    pub(super) fn finish(&mut self, now: SimTime) {
+        for idx in 0..self.routes.len() {
+            self.close_read(now, idx, 0);
+            self.close_write(now, idx, true);
+        }
+    }
+}

@@ -1,0 +1,421 @@
+//! The rollout world: its state, its construction from parameters, and the event dispatch.
+//! The behaviour of each component lives beside it: [`super::tablet`], [`super::vtgate`],
+//! [`super::operator`], [`super::workload`].
+
+use super::event::Event;
+use super::params::{Phase, RolloutParams, WorkloadMode};
+use crate::sim::rng::{exponential, stream, uniform01};
+use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
+
+/// "No address" / "no restart" marker in u32 fields.
+pub const NONE: u32 = u32::MAX;
+
+/// One tablet (a vttablet pod).
+pub struct Tablet {
+    /// Its shard.
+    pub shard: u16,
+    /// Type PRIMARY (else REPLICA).
+    pub primary: bool,
+    /// The query service serves.
+    pub serving: bool,
+    /// The vttablet process is up at `addr` (false between Down and Publish).
+    pub process_up: bool,
+    /// The current pod's address.
+    pub addr: u32,
+    /// The address in its topology record (`NONE` once cleared by `tm.Close`).
+    pub record: u32,
+    /// Index of its restart in [`RolloutWorld::restarts`], or `NONE`.
+    pub restart: u32,
+    /// When the new process publishes its address (known from Down on).
+    pub publish_at: SimTime,
+    /// Origin of the readiness-probe grid of the current pod.
+    pub probe_origin: SimTime,
+    /// Availability generation: a Ready, Flap or Available event of an older one is stale.
+    pub avail_gen: u32,
+    /// Its random stream (`"tablet"`, index).
+    pub rng: SimRng,
+}
+
+/// What one vtgate's health check knows of one tablet.
+#[derive(Clone, Copy)]
+pub struct View {
+    /// The address the health check streams from (`NONE`: no health check).
+    pub hc_addr: u32,
+    /// Generation of the health check / of the pending connect attempt.
+    pub gen: u32,
+    /// The stream is up.
+    pub connected: bool,
+    /// The tablet is in the vtgate's healthy list.
+    pub serving: bool,
+    /// The vtgate sees it as PRIMARY.
+    pub primary: bool,
+    /// Next reconnect backoff (ns).
+    pub backoff: u64,
+}
+
+/// One vtgate.
+pub struct Vtgate {
+    /// Phase of its topology ticker.
+    pub phase: SimTime,
+    /// Next tick of its ticker (before jitter).
+    pub next_base: SimTime,
+    /// Its stream (`"vtgate"`, index): phase, then jitter.
+    pub rng: SimRng,
+    /// Its workload stream (`"workload"`, index).
+    pub wl_rng: SimRng,
+}
+
+/// Routing state of one (vtgate, shard) and the open intervals of the workload accounting.
+#[derive(Clone, Copy)]
+pub struct Route {
+    /// 0 = a replica read succeeds, 1 = it is routed to a dead tablet, 2 = no healthy tablet.
+    pub read: u8,
+    /// Start of the current read-state interval.
+    pub read_since: SimTime,
+    /// Start of the current exposure (read ≠ 0).
+    pub exp_start: SimTime,
+    /// Routed-to-dead errors in the current exposure.
+    pub exp_dead: u64,
+    /// No-healthy-tablet errors in the current exposure.
+    pub exp_none: u64,
+    /// A primary write can be served.
+    pub write_ok: bool,
+    /// Start of the current write-state interval.
+    pub write_since: SimTime,
+    /// Writes buffered in the current primary outage (per-query mode).
+    pub pending_writes: u64,
+}
+
+/// The record of one tablet restart.
+#[derive(Clone, Debug)]
+pub struct RestartRec {
+    /// The tablet.
+    pub tablet: u16,
+    /// Its shard.
+    pub shard: u16,
+    /// It was the shard's primary when the rollout started (restarted after PRS).
+    pub old_primary: bool,
+    /// SIGTERM.
+    pub drain_at: SimTime,
+    /// Old pod gone.
+    pub down_at: SimTime,
+    /// New address published.
+    pub publish_at: SimTime,
+    /// New process serving.
+    pub serving_at: SimTime,
+    /// First Ready.
+    pub ready_at: SimTime,
+    /// Available (the operator may go on).
+    pub available_at: SimTime,
+    /// Readiness flaps while waiting for Available.
+    pub flaps: u32,
+    /// When each vtgate first routed to the new process (`SimTime::MAX`: not yet).
+    pub discovered: Vec<SimTime>,
+}
+
+/// One exposure interval of one (vtgate, shard): no replica read can succeed.
+#[derive(Clone, Copy, Debug)]
+pub struct Exposure {
+    /// vtgate.
+    pub g: u16,
+    /// shard.
+    pub shard: u16,
+    /// Start.
+    pub start: SimTime,
+    /// End.
+    pub end: SimTime,
+    /// Reads routed to a tablet that had died before the vtgate noticed.
+    pub dead_errors: u64,
+    /// Reads failed with "no healthy tablet available".
+    pub none_errors: u64,
+}
+
+/// Per-shard operator state.
+pub struct ShardOp {
+    /// Tablets to restart, in order.
+    pub order: Vec<u16>,
+    /// Next position in `order`.
+    pub next: usize,
+    /// Replicas restarted so far, in order.
+    pub restarted: Vec<u16>,
+    /// Old primary of the PRS in progress.
+    pub prs_old: u16,
+    /// Candidate of the PRS in progress.
+    pub prs_new: u16,
+    /// All of `order` is Available.
+    pub done: bool,
+    /// Its stream (`"operator"`, shard).
+    pub rng: SimRng,
+}
+
+/// The whole rollout world.
+pub struct RolloutWorld {
+    /// The parameters.
+    pub p: RolloutParams,
+    /// Tablets, shard-major: tablet `s*(R+1)` is shard s's first primary.
+    pub tablets: Vec<Tablet>,
+    /// vtgates.
+    pub vtgates: Vec<Vtgate>,
+    /// `views[g * n_tablets + t]`.
+    pub views: Vec<View>,
+    /// `routes[g * shards + s]`.
+    pub routes: Vec<Route>,
+    /// Operator state per shard.
+    pub shard_ops: Vec<ShardOp>,
+    /// Every restart, in drain order.
+    pub restarts: Vec<RestartRec>,
+    /// (vtgate, restart) pairs not yet discovered.
+    pub pending_discoveries: u64,
+    /// Shards whose rollout is complete.
+    pub shards_done: u32,
+    /// When the first tablet was released (first SIGTERM).
+    pub rollout_start: SimTime,
+    /// When the last shard's last tablet became Available.
+    pub rollout_end: SimTime,
+    /// Next fresh pod address.
+    pub next_addr: u32,
+    /// Full topology polls.
+    pub polls: u64,
+    /// Partial (one-shard) reloads.
+    pub partial_reloads: u64,
+    /// Every full poll: (vtgate, time).
+    pub poll_log: Vec<(u16, SimTime)>,
+    /// Closed exposure intervals.
+    pub exposures: Vec<Exposure>,
+    /// Successful replica reads.
+    pub reads_ok: u64,
+    /// Reads routed to a dead tablet.
+    pub reads_dead: u64,
+    /// Reads with no healthy tablet.
+    pub reads_none: u64,
+    /// Successful primary writes.
+    pub writes_ok: u64,
+    /// Failed primary writes.
+    pub writes_failed: u64,
+    /// Replica reads per second per (vtgate, shard).
+    pub read_rate_s: f64,
+    /// Primary writes per second per (vtgate, shard).
+    pub write_rate_s: f64,
+    /// Per-query mode.
+    pub per_query: bool,
+}
+
+impl RolloutWorld {
+    /// Tablets per shard.
+    #[inline]
+    pub fn per_shard(&self) -> usize {
+        self.p.replicas_per_shard as usize + 1
+    }
+    /// Number of vtgates.
+    #[inline]
+    pub fn m(&self) -> usize {
+        self.vtgates.len()
+    }
+    /// Index of (vtgate g, tablet t) in `views`.
+    #[inline]
+    pub fn vi(&self, g: usize, t: usize) -> usize {
+        g * self.tablets.len() + t
+    }
+
+    /// A primed simulation of the rollout world with `seed`.
+    pub fn simulation(p: &RolloutParams, seed: u64, trace: Trace) -> Simulation<RolloutWorld> {
+        let m = p.vtgates as usize;
+        let s_n = p.shards as usize;
+        let per = p.replicas_per_shard as usize + 1;
+        let n = s_n * per;
+        let tper = p.vtgate.tablet_refresh_interval;
+
+        let tablets: Vec<Tablet> = (0..n)
+            .map(|t| Tablet {
+                shard: (t / per) as u16,
+                primary: t % per == 0,
+                serving: true,
+                process_up: true,
+                addr: t as u32,
+                record: t as u32,
+                restart: NONE,
+                publish_at: SimTime::ZERO,
+                probe_origin: SimTime::ZERO,
+                avail_gen: 0,
+                rng: stream(seed, "tablet", t as u32),
+            })
+            .collect();
+
+        let fleet_base = match &p.vtgate.phase {
+            Phase::Clustered { .. } => {
+                let mut r = stream(seed, "vtgate-fleet", 0);
+                uniform01(&mut r)
+            }
+            _ => 0.0,
+        };
+        let mut vtgates = Vec::with_capacity(m);
+        let mut first_polls = Vec::with_capacity(m);
+        for g in 0..m {
+            let mut rng = stream(seed, "vtgate", g as u32);
+            let u = uniform01(&mut rng);
+            let phase = match &p.vtgate.phase {
+                Phase::Uniform => SimDuration::from_nanos((u * tper.as_nanos() as f64) as u64),
+                Phase::Clustered { window } => {
+                    let x = fleet_base * tper.as_nanos() as f64 + u * window.as_nanos() as f64;
+                    SimDuration::from_nanos((x as u64) % tper.as_nanos())
+                }
+                Phase::Explicit { offsets } => offsets[g],
+            };
+            let phase = SimTime::ZERO + phase;
+            let first = phase + jitter(&mut rng, p.vtgate.poll_jitter);
+            first_polls.push(first);
+            vtgates.push(Vtgate {
+                phase,
+                next_base: phase,
+                rng,
+                wl_rng: stream(seed, "workload", g as u32),
+            });
+        }
+
+        let views = vec![
+            View {
+                hc_addr: 0,
+                gen: 0,
+                connected: true,
+                serving: true,
+                primary: false,
+                backoff: p.vtgate.health_check_retry_delay.as_nanos(),
+            };
+            m * n
+        ];
+
+        let mut shard_ops = Vec::with_capacity(s_n);
+        for s in 0..s_n {
+            let rng = stream(seed, "operator", s as u32);
+            shard_ops.push(ShardOp {
+                order: Vec::new(),
+                next: 0,
+                restarted: Vec::new(),
+                prs_old: 0,
+                prs_new: 0,
+                done: false,
+                rng,
+            });
+        }
+
+        let route = Route {
+            read: 0,
+            read_since: SimTime::ZERO,
+            exp_start: SimTime::ZERO,
+            exp_dead: 0,
+            exp_none: 0,
+            write_ok: true,
+            write_since: SimTime::ZERO,
+            pending_writes: 0,
+        };
+        let mut world = RolloutWorld {
+            p: p.clone(),
+            tablets,
+            vtgates,
+            views,
+            routes: vec![route; m * s_n],
+            shard_ops,
+            restarts: Vec::new(),
+            pending_discoveries: 0,
+            shards_done: 0,
+            rollout_start: SimTime::MAX,
+            rollout_end: SimTime::ZERO,
+            next_addr: n as u32,
+            polls: 0,
+            partial_reloads: 0,
+            poll_log: Vec::new(),
+            exposures: Vec::new(),
+            reads_ok: 0,
+            reads_dead: 0,
+            reads_none: 0,
+            writes_ok: 0,
+            writes_failed: 0,
+            read_rate_s: p.workload.replica_read_rps / s_n as f64,
+            write_rate_s: p.workload.primary_write_rps / s_n as f64,
+            per_query: p.workload.mode == WorkloadMode::PerQuery,
+        };
+        for g in 0..m {
+            for t in 0..n {
+                let i = world.vi(g, t);
+                world.views[i].hc_addr = t as u32;
+                world.views[i].primary = world.tablets[t].primary;
+            }
+        }
+        let releases = world.plan_rollout();
+
+        let mut sim = Simulation::with_trace(world, trace);
+        for (g, t) in first_polls.into_iter().enumerate() {
+            sim.schedule(t, Event::Poll { g: g as u16 });
+        }
+        for (s, t) in releases {
+            sim.schedule(t, Event::Release { shard: s });
+        }
+        if sim.world.per_query {
+            for g in 0..m {
+                let w = &mut sim.world;
+                let (rr, wr) = (p.workload.replica_read_rps, p.workload.primary_write_rps);
+                let v = &mut w.vtgates[g];
+                if rr > 0.0 {
+                    let d = SimDuration::from_secs_f64(exponential(&mut v.wl_rng, 1.0 / rr));
+                    sim.schedule(SimTime::ZERO + d, Event::Read { g: g as u16 });
+                }
+                let v = &mut sim.world.vtgates[g];
+                if wr > 0.0 {
+                    let d = SimDuration::from_secs_f64(exponential(&mut v.wl_rng, 1.0 / wr));
+                    sim.schedule(SimTime::ZERO + d, Event::Write { g: g as u16 });
+                }
+            }
+        }
+        sim
+    }
+
+    /// The run is over: every shard rolled and every vtgate re-discovered every restart.
+    #[inline]
+    pub fn complete(&self) -> bool {
+        self.shards_done as usize == self.shard_ops.len() && self.pending_discoveries == 0
+    }
+}
+
+/// Uniform jitter in [0, j) drawn from `rng` (no draw when j is zero).
+pub fn jitter(rng: &mut SimRng, j: SimDuration) -> SimDuration {
+    if j == SimDuration::ZERO {
+        SimDuration::ZERO
+    } else {
+        SimDuration::from_nanos((uniform01(rng) * j.as_nanos() as f64) as u64)
+    }
+}
+
+impl World for RolloutWorld {
+    type Event = Event;
+    fn handle(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
+        match ev {
+            Event::Poll { g } => self.on_poll(now, g as usize, s),
+            Event::ShardReload { g, shard } => self.on_shard_reload(now, g as usize, shard, s),
+            Event::HealthConnect { g, tablet, gen } => {
+                self.on_health_connect(now, g as usize, tablet as usize, gen, s)
+            }
+            Event::HealthPush {
+                g,
+                tablet,
+                addr,
+                serving,
+                primary,
+            } => self.on_health_push(now, g as usize, tablet as usize, addr, serving, primary),
+            Event::Drain { tablet } => self.on_drain(now, tablet as usize, s),
+            Event::Down { tablet } => self.on_down(now, tablet as usize, s),
+            Event::Publish { tablet } => self.on_publish(now, tablet as usize, s),
+            Event::Serve { tablet } => self.on_serve(now, tablet as usize, s),
+            Event::Ready { tablet, gen } => self.on_ready(now, tablet as usize, gen, s),
+            Event::Flap { tablet, gen } => self.on_flap(now, tablet as usize, gen, s),
+            Event::Available { tablet, gen } => self.on_available(now, tablet as usize, gen, s),
+            Event::Release { shard } => self.on_release(now, shard as usize, s),
+            Event::PrsStart { shard } => self.on_prs_start(now, shard as usize, s),
+            Event::PrsEnd { shard } => self.on_prs_end(now, shard as usize, s),
+            Event::Read { g } => self.on_read(now, g as usize, s),
+            Event::Write { g } => self.on_write(now, g as usize, s),
+        }
+        if self.complete() {
+            s.stop();
+        }
+    }
+}

@@ -1,0 +1,398 @@
+//! Rollout model: closed forms, the seed's incident, determinism, stream independence, and
+//! fast vs per-query agreement (`spec/rollout.md` "What it must reproduce").
+
+use serde::Deserialize;
+use vtsim::model::rollout::{
+    run_detailed, DurationDist, Phase, RolloutParams, RolloutRun, WorkloadMode,
+};
+use vtsim::model::{MetricDef, Model};
+use vtsim::model::{RunOptions, WorldSpec};
+use vtsim::sim::rng::replicate_seed;
+use vtsim::sim::SimDuration;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(rename = "Model")]
+struct ModelFile {
+    #[allow(dead_code)]
+    name: String,
+    #[allow(dead_code)]
+    description: String,
+    world: WorldSpec,
+}
+
+fn load(path: &str) -> RolloutParams {
+    let text = std::fs::read_to_string(format!("{}/{}", env!("CARGO_MANIFEST_DIR"), path))
+        .expect("model file");
+    let opts = ron::Options::default().with_default_extension(
+        ron::extensions::Extensions::IMPLICIT_SOME
+            | ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES,
+    );
+    let m: ModelFile = opts.from_str(&text).expect("model file parses");
+    match m.world {
+        WorldSpec::Rollout(p) => p,
+        _ => panic!("not a rollout model"),
+    }
+}
+
+fn secs(x: f64) -> SimDuration {
+    SimDuration::from_secs_f64(x)
+}
+
+fn run(p: &RolloutParams, seed: u64) -> RolloutRun {
+    run_detailed(p, seed, RunOptions::default())
+}
+
+fn metric(r: &RolloutRun, name: &str) -> f64 {
+    let defs: Vec<MetricDef> = vtsim::model::rollout::Rollout::metric_defs();
+    let i = defs.iter().position(|d| d.name == name).expect("metric");
+    r.output.metrics[i]
+}
+
+/// Mean and standard error of a sample.
+fn mean_se(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let m = x.iter().sum::<f64>() / n;
+    let v = x.iter().map(|y| (y - m) * (y - m)).sum::<f64>() / (n - 1.0);
+    (m, (v / n).sqrt())
+}
+
+/// The closed-form setting: two replicas, no delays, uniform phases, replicas only (so the
+/// second replica's drain is the only one that can expose a vtgate), no queries.
+fn closed_form_params(t: f64, a: f64) -> RolloutParams {
+    let mut p = RolloutParams::default().zero_delays(secs(20.0));
+    p.vtgate.tablet_refresh_interval = secs(t);
+    p.operator.tablet_available_timeout = secs(a);
+    p.operator.restart_primary = false;
+    p.workload.replica_read_rps = 0.0;
+    p.workload.primary_write_rps = 0.0;
+    p
+}
+
+#[test]
+fn uniform_phases_match_the_closed_form() {
+    // Per vtgate per drain: E[exposure] = (T - A)^2 / (2T), P(exposed) = (T - A) / T.
+    // 1500 rollouts x 10 vtgates = 15000 independent vtgate samples per (T, A); tolerance
+    // 4 standard errors of the sample.
+    for (t, a) in [(60.0, 30.0), (60.0, 0.0), (120.0, 30.0), (30.0, 10.0)] {
+        let p = closed_form_params(t, a);
+        let mut exp = Vec::new();
+        let mut hit = Vec::new();
+        for k in 0..1500 {
+            let r = run(&p, replicate_seed(11, k));
+            assert_eq!(r.restarts.len(), 2);
+            let mut per = vec![0.0; p.vtgates as usize];
+            for e in &r.exposures {
+                assert!(
+                    e.start >= r.restarts[1].drain_at,
+                    "only the 2nd drain exposes"
+                );
+                per[e.g as usize] += (e.end - e.start).as_secs_f64();
+            }
+            for x in per {
+                exp.push(x);
+                hit.push(if x > 0.0 { 1.0 } else { 0.0 });
+            }
+        }
+        let (m, se) = mean_se(&exp);
+        let want = (t - a) * (t - a) / (2.0 * t);
+        assert!(
+            (m - want).abs() <= 4.0 * se,
+            "T={t} A={a}: mean exposure {m:.3} s vs {want:.3} (se {se:.3})"
+        );
+        let (ph, _) = mean_se(&hit);
+        let pw = (t - a) / t;
+        let se_p = (pw * (1.0 - pw) / hit.len() as f64).sqrt().max(1e-9);
+        assert!(
+            (ph - pw).abs() <= 4.0 * se_p,
+            "T={t} A={a}: P(exposed) {ph:.4} vs {pw:.4} (se {se_p:.4})"
+        );
+    }
+}
+
+#[test]
+fn default_timeout_errs_in_most_rollouts() {
+    // T = 60 s, A = 30 s, realistic delays: errors in most rollouts (Wilson-free bound: with
+    // 400 runs, a true rate of 0.5 would exceed 0.6 with probability < 1e-4).
+    let p = load("models/rollout-default.ron");
+    let n = 400;
+    let bad = (0..n)
+        .filter(|k| metric(&run(&p, replicate_seed(5, *k)), "any_error") == 1.0)
+        .count();
+    assert!(
+        bad as f64 / n as f64 > 0.6,
+        "{bad}/{n} rollouts with errors"
+    );
+}
+
+#[test]
+fn timeout_above_the_refresh_interval_never_errs() {
+    // A = 90 s, T = 60 s: no error in any of 1000 rollouts (a vtgate discovers within T).
+    let mut p = load("models/rollout-default.ron");
+    p.operator.tablet_available_timeout = secs(90.0);
+    for k in 0..1000 {
+        let r = run(&p, replicate_seed(6, k));
+        assert_eq!(metric(&r, "errors"), 0.0, "replicate {k}");
+        assert_eq!(metric(&r, "exposure_union_s"), 0.0, "replicate {k}");
+        assert_eq!(metric(&r, "completed"), 1.0);
+    }
+}
+
+#[test]
+fn shorter_refresh_interval_never_errs_at_2_4x_the_polls() {
+    // The seed's workaround: T = 25 s with A = 30 s, no errors in 1000 rollouts, and 60/25 =
+    // 2.4x the topology polls per second of T = 60 s (the expected rate is exactly M/T over
+    // the rollout window; tolerance 4 standard errors of the ratio of the two sample means).
+    let mut p25 = load("models/rollout-default.ron");
+    p25.vtgate.tablet_refresh_interval = secs(25.0);
+    let p60 = load("models/rollout-default.ron");
+    let (mut r25, mut r60) = (Vec::new(), Vec::new());
+    for k in 0..1000 {
+        let seed = replicate_seed(7, k);
+        let a = run(&p25, seed);
+        assert_eq!(metric(&a, "errors"), 0.0, "replicate {k}");
+        r25.push(metric(&a, "topo_polls_per_s"));
+        r60.push(metric(&run(&p60, seed), "topo_polls_per_s"));
+    }
+    let (m25, se25) = mean_se(&r25);
+    let (m60, se60) = mean_se(&r60);
+    assert!((m25 - 10.0 / 25.0).abs() <= 4.0 * se25, "T=25: {m25}");
+    assert!((m60 - 10.0 / 60.0).abs() <= 4.0 * se60, "T=60: {m60}");
+    let ratio = m25 / m60;
+    let se_ratio = ratio * ((se25 / m25).powi(2) + (se60 / m60).powi(2)).sqrt();
+    assert!(
+        (ratio - 2.4).abs() <= 4.0 * se_ratio,
+        "ratio {ratio} (se {se_ratio})"
+    );
+}
+
+const INCIDENT_SEED: u64 = 0xbaaf1458e77f4857;
+const INCIDENT_DIGEST: &str = "6bbfa2cf314f3f486ba5c2c59d343954a64a723082ca3dca461d700dcd62731f";
+
+#[test]
+fn incident_replays_the_seed() {
+    let p = load("models/incident-000.ron");
+    let r = run_detailed(
+        &p,
+        INCIDENT_SEED,
+        RunOptions {
+            report: true,
+            ..Default::default()
+        },
+    );
+    let lags: Vec<f64> = r.lags_s()[0]
+        .iter()
+        .map(|l| l.expect("discovered"))
+        .collect();
+    assert_eq!(
+        lags,
+        vec![0.0, 44.0, 46.0, 46.0, 46.0, 46.0, 46.0, 46.0, 48.0, 51.0],
+        "discovery lags of replica A"
+    );
+    assert_eq!(r.bursts.len(), 2);
+    let b = r
+        .bursts
+        .iter()
+        .map(|b| (b.start.as_secs_f64(), b.end.as_secs_f64()))
+        .collect::<Vec<_>>();
+    assert_eq!(b, vec![(131.5, 137.5), (253.0, 257.5)]);
+    // Burst 2 is vtgates 09 and 10 only.
+    let late: Vec<u16> = r
+        .exposures
+        .iter()
+        .filter(|e| e.start.as_secs_f64() > 200.0)
+        .map(|e| e.g)
+        .collect();
+    assert_eq!(late, vec![8, 9]);
+    assert_eq!(metric(&r, "primary_write_errors"), 0.0);
+    assert_eq!(
+        r.output.digest,
+        INCIDENT_DIGEST,
+        "report:\n{}",
+        r.output.report.unwrap()
+    );
+}
+
+#[test]
+fn same_seed_same_digest() {
+    let mut p = load("models/rollout-default.ron");
+    for mode in [WorkloadMode::Fast, WorkloadMode::PerQuery] {
+        p.workload.mode = mode;
+        let a = run(&p, 42);
+        let b = run(&p, 42);
+        assert_eq!(a.output.digest, b.output.digest);
+        assert_eq!(a.output.metrics, b.output.metrics);
+        assert_ne!(a.output.digest, run(&p, 43).output.digest);
+    }
+}
+
+#[test]
+fn streams_are_independent() {
+    // Changing the workload (rate, mode) leaves every vtgate poll, restart time and discovery
+    // lag unchanged; adding a vtgate leaves the others' polls and the operator's times alone.
+    let base = load("models/rollout-default.ron");
+    let mut other = base.clone();
+    other.workload.replica_read_rps = 500.0;
+    other.workload.primary_write_rps = 0.0;
+    let mut pq = base.clone();
+    pq.workload.mode = WorkloadMode::PerQuery;
+    let mut more = base.clone();
+    more.vtgates = 11;
+    for k in 0..20 {
+        let seed = replicate_seed(8, k);
+        let a = run(&base, seed);
+        for q in [&other, &pq] {
+            let b = run(q, seed);
+            assert_eq!(a.poll_log, b.poll_log);
+            assert_eq!(a.lags_s(), b.lags_s());
+            let times = |r: &RolloutRun| -> Vec<_> {
+                r.restarts
+                    .iter()
+                    .map(|x| (x.drain_at, x.serving_at, x.available_at))
+                    .collect()
+            };
+            assert_eq!(times(&a), times(&b));
+        }
+        let c = run(&more, seed);
+        let mine: Vec<_> = c
+            .poll_log
+            .iter()
+            .filter(|(g, t)| *g < 10 && *t <= a.end)
+            .copied()
+            .collect();
+        assert_eq!(a.poll_log, mine);
+        let drains = |r: &RolloutRun| -> Vec<_> {
+            r.restarts.iter().map(|x| (x.tablet, x.drain_at)).collect()
+        };
+        assert_eq!(drains(&a), drains(&c));
+    }
+}
+
+#[test]
+fn fast_and_per_query_modes_agree() {
+    // Same seeds, so the routing intervals are identical in both modes (stream independence);
+    // only the query counting differs. Paired differences of the error counts must have mean
+    // 0 within 4 standard errors; the same for offered reads.
+    let mut p = load("models/rollout-default.ron");
+    p.workload.replica_read_rps = 20.0;
+    p.workload.primary_write_rps = 2.0;
+    let mut q = p.clone();
+    q.workload.mode = WorkloadMode::PerQuery;
+    let (mut d_err, mut d_reads) = (Vec::new(), Vec::new());
+    let mut total = 0.0;
+    for k in 0..300 {
+        let seed = replicate_seed(9, k);
+        let a = run(&p, seed);
+        let b = run(&q, seed);
+        total += metric(&a, "replica_read_errors");
+        d_err.push(metric(&a, "replica_read_errors") - metric(&b, "replica_read_errors"));
+        d_reads.push(metric(&a, "replica_reads") - metric(&b, "replica_reads"));
+    }
+    assert!(
+        total > 1000.0,
+        "the comparison needs errors to compare ({total})"
+    );
+    let (m, se) = mean_se(&d_err);
+    assert!(
+        m.abs() <= 4.0 * se,
+        "errors: mean paired difference {m} (se {se})"
+    );
+    let (m, se) = mean_se(&d_reads);
+    assert!(
+        m.abs() <= 4.0 * se,
+        "reads: mean paired difference {m} (se {se})"
+    );
+}
+
+#[test]
+fn validation_names_the_field() {
+    let ok = load("models/rollout-default.ron");
+    assert!(vtsim::model::rollout::Rollout::validate(&ok).is_ok());
+    let check = |f: &dyn Fn(&mut RolloutParams), field: &str| {
+        let mut p = ok.clone();
+        f(&mut p);
+        let e = vtsim::model::rollout::Rollout::validate(&p).unwrap_err();
+        assert_eq!(e.0, field, "{e:?}");
+    };
+    check(&|p| p.vtgates = 0, "vtgates");
+    check(
+        &|p| p.vtgate.tablet_refresh_interval = SimDuration::ZERO,
+        "vtgate.tablet_refresh_interval",
+    );
+    check(
+        &|p| {
+            p.vtgate.phase = Phase::Explicit {
+                offsets: vec![secs(1.0); 3],
+            }
+        },
+        "vtgate.phase.offsets",
+    );
+    check(
+        &|p| {
+            p.vtgate.phase = Phase::Explicit {
+                offsets: vec![secs(61.0); 10],
+            }
+        },
+        "vtgate.phase.offsets[0]",
+    );
+    check(
+        &|p| {
+            p.operator.step_latency = DurationDist::Uniform {
+                min: secs(2.0),
+                max: secs(1.0),
+            }
+        },
+        "operator.step_latency.max",
+    );
+    check(
+        &|p| p.workload.replica_read_rps = -1.0,
+        "workload.replica_read_rps",
+    );
+}
+
+#[test]
+fn params_survive_json_overrides() {
+    // Sweeps override dotted paths on the JSON tree: every enum is internally tagged.
+    let p = load("models/rollout-default.ron");
+    let spec = WorldSpec::Rollout(p);
+    let mut v = spec.params_json();
+    v["vtgate"]["phase"] = serde_json::json!({"kind": "Clustered", "window": "20s"});
+    v["operator"]["tablet_available_timeout"] = serde_json::json!("1m30s");
+    let back = spec.with_params_json(v).expect("round trip");
+    match back {
+        WorldSpec::Rollout(q) => {
+            assert_eq!(q.vtgate.phase, Phase::Clustered { window: secs(20.0) });
+            assert_eq!(q.operator.tablet_available_timeout, secs(90.0));
+            let r = run(&q, 3);
+            assert_eq!(metric(&r, "completed"), 1.0);
+        }
+        _ => unreachable!(),
+    }
+    // An unknown field is an error.
+    let mut bad = spec.params_json();
+    bad["vtgate"]["tablet_refresh_intervall"] = serde_json::json!("1m");
+    assert!(spec.with_params_json(bad).is_err());
+}
+
+#[test]
+fn every_restart_is_rediscovered_and_exposure_is_bounded_by_discovery() {
+    // Invariant over many runs of the default model: the run completes, every (vtgate,
+    // restart) pair is discovered, and no exposure outlasts the last discovery.
+    let p = load("models/rollout-default.ron");
+    for k in 0..200 {
+        let r = run(&p, replicate_seed(10, k));
+        assert_eq!(metric(&r, "completed"), 1.0);
+        assert_eq!(r.restarts.len(), 3);
+        let last = r
+            .restarts
+            .iter()
+            .flat_map(|x| x.discovered.iter())
+            .max()
+            .copied()
+            .unwrap();
+        for e in &r.exposures {
+            assert!(e.end <= last && e.start < e.end);
+        }
+        assert!(metric(&r, "goodput") <= 1.0 && metric(&r, "goodput") > 0.0);
+    }
+}
