@@ -80,7 +80,12 @@ fn with(world: &WorldSpec, sets: &[(&str, serde_json::Value)]) -> Result<WorldSp
 }
 
 /// Simulate `n` rollouts at `gate`.
-pub fn evaluate(base: &WorldSpec, gate: SimDuration, n: u64, seed: u64) -> Result<GateResult, String> {
+pub fn evaluate(
+    base: &WorldSpec,
+    gate: SimDuration,
+    n: u64,
+    seed: u64,
+) -> Result<GateResult, String> {
     let w = with(base, &[(GATE, duration_label(gate).into())])?;
     let defs = w.metric_defs();
     let idx = |name: &str| {
@@ -88,7 +93,11 @@ pub fn evaluate(base: &WorldSpec, gate: SimDuration, n: u64, seed: u64) -> Resul
             .position(|d| d.name == name)
             .ok_or_else(|| format!("the model reports no `{name}`"))
     };
-    let (ia, ie, id) = (idx("any_error")?, idx("errors")?, idx("rollout_duration_s")?);
+    let (ia, ie, id) = (
+        idx("any_error")?,
+        idx("errors")?,
+        idx("rollout_duration_s")?,
+    );
     let rows: Vec<(f64, f64, f64)> = (0..n)
         .into_par_iter()
         .map(|r| {
@@ -143,9 +152,18 @@ pub fn advise(
     }
     let mut references = vec![];
     for (label, gate) in [
-        ("today's operator (hard-coded 30 s)".to_string(), SimDuration::from_secs(30)),
-        ("1.5 × refresh (the seed's rule)".to_string(), refresh.mul_f64(1.5)),
-        ("2 × refresh (vitess-operator PR #797)".to_string(), refresh.mul_f64(2.0)),
+        (
+            "today's operator (hard-coded 30 s)".to_string(),
+            SimDuration::from_secs(30),
+        ),
+        (
+            "1.5 × refresh (the seed's rule)".to_string(),
+            refresh.mul_f64(1.5),
+        ),
+        (
+            "2 × refresh (vitess-operator PR #797)".to_string(),
+            refresh.mul_f64(2.0),
+        ),
     ] {
         let r = match scanned.iter().find(|s| s.gate == gate) {
             Some(s) => s.clone(),

@@ -287,7 +287,16 @@ fn dispatch(cli: Cli) -> Result<()> {
             let t0 = Instant::now();
             let a = pool
                 .install(|| {
-                    vtsim::advise::advise(&world, refresh, vtgates, target_risk, n, step, refresh.mul_f64(4.0), seed)
+                    vtsim::advise::advise(
+                        &world,
+                        refresh,
+                        vtgates,
+                        target_risk,
+                        n,
+                        step,
+                        refresh.mul_f64(4.0),
+                        seed,
+                    )
                 })
                 .map_err(BadInput)?;
             print!("{}", vtsim::advise::render(&a));

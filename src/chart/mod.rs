@@ -8,6 +8,7 @@
 
 use anyhow::{anyhow, Result};
 use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use std::path::Path;
 use std::sync::Once;
@@ -339,7 +340,7 @@ where
                     ))
                     .map_err(e)?
                     .label(label.as_str())
-                    .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], BLACK));
+                    .legend(|(x, y)| dashed_legend(x, y, 8, 5, BLACK));
             }
             MarkLine::H { y, label } => {
                 let y = axes.ty(*y);
@@ -352,9 +353,7 @@ where
                     ))
                     .map_err(e)?
                     .label(label.as_str())
-                    .legend(|(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 22, y)], RGBColor(90, 90, 90))
-                    });
+                    .legend(|(x, y)| dashed_legend(x, y, 8, 5, RGBColor(90, 90, 90)));
             }
             MarkLine::PerSeries { factor, label } => {
                 let mut first = true;
@@ -376,9 +375,8 @@ where
                         .map_err(e)?;
                     if first {
                         first = false;
-                        s.label(label.as_str()).legend(move |(x, y)| {
-                            PathElement::new(vec![(x, y), (x + 6, y)], BLACK)
-                        });
+                        s.label(label.as_str())
+                            .legend(move |(x, y)| dashed_legend(x, y, dash, gap, BLACK));
                     }
                 }
             }
@@ -395,6 +393,17 @@ where
         .map_err(e)?;
     root.present().map_err(e)?;
     Ok(())
+}
+
+/// A 22-pixel dashed legend sample.
+fn dashed_legend(
+    x: i32,
+    y: i32,
+    dash: i32,
+    gap: i32,
+    color: RGBColor,
+) -> DashedPathElement<std::vec::IntoIter<(i32, i32)>, i32> {
+    DashedPathElement::new(vec![(x, y), (x + 22, y)], dash, gap, color.stroke_width(2))
 }
 
 /// Tick values 1, 2, 5 x 10^k whose log10 lies in [lo, hi] (fewer when the range is wide).
