@@ -85,7 +85,9 @@ pub trait Model {
 }
 
 /// The world a model file describes: which model, with its parameters.
+/// (Variants differ in size; a spec is built once per sweep point, never in a hot loop.)
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[allow(clippy::large_enum_variant)]
 pub enum WorldSpec {
     /// Rolling restarts vs vtgate discovery (`spec/rollout.md`).
     Rollout(rollout::RolloutParams),
