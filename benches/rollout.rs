@@ -1,1 +1,174 @@
-fn main() {}
+//! Rollout model throughput (`cargo bench --bench rollout`), single-threaded.
+//!
+//! 1. The polling-discovery peer (`peer/simpy_polling_discovery.py --replicas 2`): 10 clients,
+//!    T = 60 s, two replicas each down D = 20 s, the next one A = 30 s after the previous came
+//!    up; exposure per replication = sum over clients of the time they know no up replica
+//!    (exact mean 75 s). vtsim's equivalent: 10 vtgates, zero delays except a 20 s restart,
+//!    replicas only, no queries; exposure per replication = `exposure_mean_per_vtgate_s` × 10.
+//!    The SimPy script is run in the same session when `python3 -c "import simpy"` works
+//!    (set `VTSIM_PEER` to the script path; default `/work/shared/peer/...`).
+//! 2. Runs per second of `models/rollout-default.ron` (fast and per-query workload).
+//!
+//! Seeds: `replicate_seed(experiment_seed, replicate)`. Timings are printed, never asserted.
+
+use std::time::Instant;
+use vtsim::model::rollout::{run_detailed, RolloutParams, WorkloadMode};
+use vtsim::model::{RunOptions, WorldSpec};
+use vtsim::sim::rng::replicate_seed;
+use vtsim::sim::SimDuration;
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, rename = "Model")]
+struct ModelFile {
+    #[allow(dead_code)]
+    name: String,
+    #[allow(dead_code)]
+    description: String,
+    world: WorldSpec,
+}
+
+fn load(path: &str) -> RolloutParams {
+    let text = std::fs::read_to_string(format!("{}/{}", env!("CARGO_MANIFEST_DIR"), path))
+        .expect("model file");
+    let opts = ron::Options::default().with_default_extension(
+        ron::extensions::Extensions::IMPLICIT_SOME
+            | ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES,
+    );
+    let m: ModelFile = opts.from_str(&text).expect("model file parses");
+    match m.world {
+        WorldSpec::Rollout(p) => p,
+        _ => panic!("not a rollout model"),
+    }
+}
+
+fn exposure_index() -> usize {
+    use vtsim::model::Model;
+    vtsim::model::rollout::Rollout::metric_defs()
+        .iter()
+        .position(|d| d.name == "exposure_mean_per_vtgate_s")
+        .unwrap()
+}
+
+fn peer_equivalent() {
+    let reps = 10_000u64;
+    let mut p = RolloutParams::default().zero_delays(SimDuration::from_secs(20));
+    p.vtgates = 10;
+    p.replicas_per_shard = 2;
+    p.vtgate.tablet_refresh_interval = SimDuration::from_secs(60);
+    p.operator.tablet_available_timeout = SimDuration::from_secs(30);
+    p.operator.restart_primary = false;
+    p.workload.replica_read_rps = 0.0;
+    p.workload.primary_write_rps = 0.0;
+    let ix = exposure_index();
+    let mut best = f64::INFINITY;
+    let mut totals = Vec::with_capacity(reps as usize);
+    let mut events = 0u64;
+    for _ in 0..3 {
+        totals.clear();
+        events = 0;
+        let t0 = Instant::now();
+        for k in 0..reps {
+            let r = run_detailed(&p, replicate_seed(0, k), RunOptions::default());
+            events += r.output.events;
+            totals.push(r.output.metrics[ix] * p.vtgates as f64);
+        }
+        best = best.min(t0.elapsed().as_secs_f64());
+    }
+    // The same work without the trace digest (what SimPy does not compute either).
+    let mut best_off = f64::INFINITY;
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        let mut acc = 0.0;
+        for k in 0..reps {
+            let opts = RunOptions {
+                trace: vtsim::sim::Trace::off(),
+                report: false,
+            };
+            acc += run_detailed(&p, replicate_seed(0, k), opts).output.metrics[ix];
+        }
+        std::hint::black_box(acc);
+        best_off = best_off.min(t0.elapsed().as_secs_f64());
+    }
+    let n = totals.len() as f64;
+    let mean = totals.iter().sum::<f64>() / n;
+    let sd = (totals.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let half = 1.96 * sd / n.sqrt();
+    println!("(1) polling-discovery peer, vtsim equivalent: R=2 K=10 T=60 D=20 A=30, reps={reps}, 1 thread");
+    println!(
+        "    wall {best:.4} s (best of 3) -> {:.0} replications/s; {:.1} events/rep -> {:.0} events/s",
+        reps as f64 / best,
+        events as f64 / reps as f64,
+        events as f64 / best
+    );
+    println!(
+        "    without the trace digest: wall {best_off:.4} s -> {:.0} replications/s",
+        reps as f64 / best_off
+    );
+    println!("    mean total exposure per replication: {mean:.4} s (+-{half:.4} 95% CI; exact 75)");
+
+    let script = std::env::var("VTSIM_PEER")
+        .unwrap_or_else(|_| "/work/shared/peer/simpy_polling_discovery.py".into());
+    let json = std::env::temp_dir().join("vtsim-peer-rollout.json");
+    let out = std::process::Command::new("python3")
+        .args([&script, "--replicas", "2", "--json"])
+        .arg(&json)
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {
+            print!(
+                "    SimPy: {}",
+                String::from_utf8_lossy(&o.stdout).replace('\n', "\n    ")
+            );
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+            let wall = v["wall_s"].as_f64().unwrap();
+            println!(
+                "\n    speed ratio (SimPy wall / vtsim wall, same 10,000 replications): {:.0}x with the digest, {:.0}x without",
+                wall / best,
+                wall / best_off
+            );
+        }
+        Ok(o) => println!(
+            "    SimPy peer failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => println!("    SimPy peer not run: {e}"),
+    }
+}
+
+fn default_model() {
+    let p = load("models/rollout-default.ron");
+    for (mode, runs) in [
+        (WorkloadMode::Fast, 20_000u64),
+        (WorkloadMode::PerQuery, 200),
+    ] {
+        let mut q = p.clone();
+        q.workload.mode = mode.clone();
+        let t0 = Instant::now();
+        let mut events = 0u64;
+        for k in 0..runs {
+            events += run_detailed(&q, replicate_seed(1, k), RunOptions::default())
+                .output
+                .events;
+        }
+        let w = t0.elapsed().as_secs_f64();
+        println!(
+            "(2) models/rollout-default.ron, {mode:?} mode: {runs} runs in {w:.3} s -> {:.0} runs/s; {:.0} events/run, {:.2e} events/s",
+            runs as f64 / w,
+            events as f64 / runs as f64,
+            events as f64 / w
+        );
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; nothing else to parse.
+    // VTSIM_BENCH=peer or =default runs one part only (for profiling).
+    let only = std::env::var("VTSIM_BENCH").unwrap_or_default();
+    if only != "default" {
+        peer_equivalent();
+    }
+    if only != "peer" {
+        default_model();
+    }
+}

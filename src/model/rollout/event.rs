@@ -28,10 +28,9 @@ pub enum Event {
         /// health-check generation (stale ones are ignored).
         gen: u32,
     },
-    /// A tablet's state change reaches vtgate `g` through the health stream.
+    /// A tablet's state change reaches every vtgate streaming from `addr` (all vtgates get it
+    /// after the same `health_stream_delay`, so one event serves them all).
     HealthPush {
-        /// vtgate index.
-        g: u16,
         /// tablet index.
         tablet: u16,
         /// address the stream is on.
@@ -125,17 +124,16 @@ impl Traced for Event {
                 gen as u64,
             ),
             Event::HealthPush {
-                g,
                 tablet,
                 addr,
                 serving,
                 primary,
             } => (
-                "vtgate",
-                g as u32,
+                "tablet",
+                tablet as u32,
                 "health_push",
-                tablet as u64,
-                (addr as u64) << 2 | (serving as u64) << 1 | primary as u64,
+                addr as u64,
+                (serving as u64) << 1 | primary as u64,
             ),
             Event::Drain { tablet } => ("tablet", tablet as u32, "drain", 0, 0),
             Event::Down { tablet } => ("tablet", tablet as u32, "down", 0, 0),

@@ -22,14 +22,14 @@ impl RolloutWorld {
             let op = &mut self.shard_ops[s];
             let mut replicas: Vec<u16> = (1..per).map(|k| (s * per + k) as u16).collect();
             if self.p.operator.replica_order == ReplicaOrder::Random {
-                shuffle(&mut op.rng, &mut replicas);
+                shuffle(op.rng.get(), &mut replicas);
             }
             if self.p.operator.restart_primary {
                 replicas.push((s * per) as u16);
             }
             op.order = replicas;
             if s == 0 || self.p.operator.parallel_shards {
-                let d = self.p.operator.step_latency.sample(&mut op.rng);
+                let d = self.p.operator.step_latency.sample(op.rng.get());
                 first.push((s as u16, start + d));
             }
         }
@@ -40,7 +40,7 @@ impl RolloutWorld {
     pub(super) fn step_done(&mut self, now: SimTime, shard: usize, s: &mut Scheduler<Event>) {
         let op = &mut self.shard_ops[shard];
         if op.next < op.order.len() {
-            let d = self.p.operator.step_latency.sample(&mut op.rng);
+            let d = self.p.operator.step_latency.sample(op.rng.get());
             s.after(
                 d,
                 Event::Release {
@@ -57,7 +57,7 @@ impl RolloutWorld {
         self.rollout_end = self.rollout_end.max(now);
         if !self.p.operator.parallel_shards && shard + 1 < self.shard_ops.len() {
             let op = &mut self.shard_ops[shard + 1];
-            let d = self.p.operator.step_latency.sample(&mut op.rng);
+            let d = self.p.operator.step_latency.sample(op.rng.get());
             s.after(
                 d,
                 Event::Release {
@@ -98,13 +98,13 @@ impl RolloutWorld {
             .collect();
         let op = &mut self.shard_ops[shard];
         let cand = match self.p.operator.prs_candidate {
-            PrsCandidate::Random => replicas[below(&mut op.rng, replicas.len() as u64) as usize],
+            PrsCandidate::Random => replicas[below(op.rng.get(), replicas.len() as u64) as usize],
             PrsCandidate::FirstRestarted => *op.restarted.first().unwrap_or(&replicas[0]),
             PrsCandidate::LastRestarted => *op.restarted.last().unwrap_or(&replicas[0]),
         };
         op.prs_old = old as u16;
         op.prs_new = cand;
-        let d = self.p.operator.prs_duration.sample(&mut op.rng);
+        let d = self.p.operator.prs_duration.sample(op.rng.get());
         self.tablets[old].serving = false;
         self.push_health(now, old, s);
         for g in 0..self.m() {

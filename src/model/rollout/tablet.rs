@@ -13,19 +13,15 @@ impl RolloutWorld {
     /// Tell every vtgate (after `health_stream_delay`) about tablet `t`'s current state.
     pub(super) fn push_health(&mut self, now: SimTime, t: usize, s: &mut Scheduler<Event>) {
         let tab = &self.tablets[t];
-        let at = now + self.p.vtgate.health_stream_delay;
-        for g in 0..self.m() {
-            s.at(
-                at,
-                Event::HealthPush {
-                    g: g as u16,
-                    tablet: t as u16,
-                    addr: tab.addr,
-                    serving: tab.serving,
-                    primary: tab.primary,
-                },
-            );
-        }
+        s.at(
+            now + self.p.vtgate.health_stream_delay,
+            Event::HealthPush {
+                tablet: t as u16,
+                addr: tab.addr,
+                serving: tab.serving,
+                primary: tab.primary,
+            },
+        );
     }
 
     /// The first readiness probe of tablet `t`'s current pod at or after `x`.
@@ -69,7 +65,7 @@ impl RolloutWorld {
         for g in 0..m {
             self.reevaluate(now, g, shard as usize);
         }
-        let d = self.p.tablets.drain_grace.sample(&mut self.tablets[t].rng);
+        let d = self.p.tablets.drain_grace.sample(self.tablets[t].rng.get());
         s.after(d, Event::Down { tablet: t as u16 });
     }
 
@@ -79,7 +75,7 @@ impl RolloutWorld {
         let shard = self.tablets[t].shard as usize;
         let r = self.tablets[t].restart as usize;
         self.restarts[r].down_at = now;
-        let d = self.p.tablets.restart.sample(&mut self.tablets[t].rng);
+        let d = self.p.tablets.restart.sample(self.tablets[t].rng.get());
         let publish_at = now + d;
         let tab = &mut self.tablets[t];
         tab.process_up = false;
@@ -136,14 +132,14 @@ impl RolloutWorld {
             .p
             .tablets
             .serving_after_publish
-            .sample(&mut self.tablets[t].rng);
+            .sample(self.tablets[t].rng.get());
         let tab = &mut self.tablets[t];
         tab.process_up = true;
         tab.record = tab.addr;
         let phase = if period == SimDuration::ZERO {
             SimDuration::ZERO
         } else {
-            SimDuration::from_nanos((uniform01(&mut tab.rng) * period.as_nanos() as f64) as u64)
+            SimDuration::from_nanos((uniform01(tab.rng.get()) * period.as_nanos() as f64) as u64)
         };
         tab.probe_origin = now + phase;
         s.after(sap, Event::Serve { tablet: t as u16 });
@@ -192,7 +188,7 @@ impl RolloutWorld {
         );
         let rate = self.p.tablets.readiness_flaps_per_hour;
         if rate > 0.0 {
-            let x = exponential(&mut self.tablets[t].rng, 3600.0 / rate);
+            let x = exponential(self.tablets[t].rng.get(), 3600.0 / rate);
             let x = SimDuration::from_secs_f64(x);
             if x < a {
                 s.after(

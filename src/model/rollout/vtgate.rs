@@ -64,18 +64,24 @@ impl RolloutWorld {
         v.serving = false;
         v.gen += 1;
         v.backoff = retry;
-        if rec != NONE {
-            s.at(
-                now + delay,
-                Event::HealthConnect {
-                    g: g as u16,
-                    tablet: t as u16,
-                    gen: v.gen,
-                },
-            );
-        }
+        let gen = v.gen;
         let shard = self.tablets[t].shard as usize;
         self.reevaluate(now, g, shard);
+        if rec != NONE {
+            if delay == crate::sim::SimDuration::ZERO {
+                // Same instant: connect now rather than through an event (same outcome).
+                self.on_health_connect(now, g, t, gen, s);
+            } else {
+                s.at(
+                    now + delay,
+                    Event::HealthConnect {
+                        g: g as u16,
+                        tablet: t as u16,
+                        gen,
+                    },
+                );
+            }
+        }
     }
 
     /// The health check dials; if the process is up at that address the stream delivers its

@@ -23,7 +23,7 @@ impl RolloutWorld {
         if !self.per_query && self.read_rate_s > 0.0 {
             let len = now.since(r.read_since).as_secs_f64();
             let n = if len > 0.0 {
-                poisson(&mut self.vtgates[g].wl_rng, self.read_rate_s * len)
+                poisson(self.vtgates[g].wl_rng.get(), self.read_rate_s * len)
             } else {
                 0
             };
@@ -66,7 +66,7 @@ impl RolloutWorld {
             0
         } else if self.write_rate_s > 0.0 && len > SimDuration::ZERO {
             poisson(
-                &mut self.vtgates[g].wl_rng,
+                self.vtgates[g].wl_rng.get(),
                 self.write_rate_s * len.as_secs_f64(),
             )
         } else {
@@ -93,7 +93,7 @@ impl RolloutWorld {
         if n == 1 {
             0
         } else {
-            below(&mut self.vtgates[g].wl_rng, n as u64) as usize
+            below(self.vtgates[g].wl_rng.get(), n as u64) as usize
         }
     }
 
@@ -114,7 +114,7 @@ impl RolloutWorld {
             }
         }
         let mean = 1.0 / self.p.workload.replica_read_rps;
-        let d = exponential(&mut self.vtgates[g].wl_rng, mean);
+        let d = exponential(self.vtgates[g].wl_rng.get(), mean);
         s.at(
             now + SimDuration::from_secs_f64(d),
             Event::Read { g: g as u16 },
@@ -132,7 +132,7 @@ impl RolloutWorld {
             r.pending_writes += 1;
         }
         let mean = 1.0 / self.p.workload.primary_write_rps;
-        let d = exponential(&mut self.vtgates[g].wl_rng, mean);
+        let d = exponential(self.vtgates[g].wl_rng.get(), mean);
         s.at(
             now + SimDuration::from_secs_f64(d),
             Event::Write { g: g as u16 },

@@ -4,8 +4,10 @@
 
 use super::event::Event;
 use super::params::{Phase, RolloutParams, WorkloadMode};
-use crate::sim::rng::{exponential, stream, uniform01};
+use crate::sim::rng::{exponential, stream_id, uniform01};
 use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
+use rand::SeedableRng;
+use std::sync::OnceLock;
 
 /// "No address" / "no restart" marker in u32 fields.
 pub const NONE: u32 = u32::MAX;
@@ -33,7 +35,7 @@ pub struct Tablet {
     /// Availability generation: a Ready, Flap or Available event of an older one is stale.
     pub avail_gen: u32,
     /// Its random stream (`"tablet"`, index).
-    pub rng: SimRng,
+    pub rng: LazyRng,
 }
 
 /// What one vtgate's health check knows of one tablet.
@@ -62,7 +64,7 @@ pub struct Vtgate {
     /// Its stream (`"vtgate"`, index): phase, then jitter.
     pub rng: SimRng,
     /// Its workload stream (`"workload"`, index).
-    pub wl_rng: SimRng,
+    pub wl_rng: LazyRng,
 }
 
 /// Routing state of one (vtgate, shard) and the open intervals of the workload accounting.
@@ -145,7 +147,7 @@ pub struct ShardOp {
     /// All of `order` is Available.
     pub done: bool,
     /// Its stream (`"operator"`, shard).
-    pub rng: SimRng,
+    pub rng: LazyRng,
 }
 
 /// The whole rollout world.
@@ -237,7 +239,7 @@ impl RolloutWorld {
                 publish_at: SimTime::ZERO,
                 probe_origin: SimTime::ZERO,
                 avail_gen: 0,
-                rng: stream(seed, "tablet", t as u32),
+                rng: LazyRng::new(seed, "tablet", t as u32),
             })
             .collect();
 
@@ -268,7 +270,7 @@ impl RolloutWorld {
                 phase,
                 next_base: phase,
                 rng,
-                wl_rng: stream(seed, "workload", g as u32),
+                wl_rng: LazyRng::new(seed, "workload", g as u32),
             });
         }
 
@@ -286,7 +288,7 @@ impl RolloutWorld {
 
         let mut shard_ops = Vec::with_capacity(s_n);
         for s in 0..s_n {
-            let rng = stream(seed, "operator", s as u32);
+            let rng = LazyRng::new(seed, "operator", s as u32);
             shard_ops.push(ShardOp {
                 order: Vec::new(),
                 next: 0,
@@ -356,12 +358,12 @@ impl RolloutWorld {
                 let (rr, wr) = (p.workload.replica_read_rps, p.workload.primary_write_rps);
                 let v = &mut w.vtgates[g];
                 if rr > 0.0 {
-                    let d = SimDuration::from_secs_f64(exponential(&mut v.wl_rng, 1.0 / rr));
+                    let d = SimDuration::from_secs_f64(exponential(v.wl_rng.get(), 1.0 / rr));
                     sim.schedule(SimTime::ZERO + d, Event::Read { g: g as u16 });
                 }
                 let v = &mut sim.world.vtgates[g];
                 if wr > 0.0 {
-                    let d = SimDuration::from_secs_f64(exponential(&mut v.wl_rng, 1.0 / wr));
+                    let d = SimDuration::from_secs_f64(exponential(v.wl_rng.get(), 1.0 / wr));
                     sim.schedule(SimTime::ZERO + d, Event::Write { g: g as u16 });
                 }
             }
@@ -374,6 +376,49 @@ impl RolloutWorld {
     pub fn complete(&self) -> bool {
         self.shards_done as usize == self.shard_ops.len() && self.pending_discoveries == 0
     }
+}
+
+/// A component's stream, seeded on its first draw: a component that draws nothing (fixed
+/// durations, no queries) costs nothing. The draws are those of `stream(seed, tag, index)`.
+pub struct LazyRng {
+    seed: u64,
+    tag: &'static str,
+    index: u32,
+    rng: Option<SimRng>,
+}
+
+impl LazyRng {
+    /// The stream of `(tag, index)` in the run seeded with `seed`, not yet seeded.
+    pub fn new(seed: u64, tag: &'static str, index: u32) -> Self {
+        LazyRng {
+            seed,
+            tag,
+            index,
+            rng: None,
+        }
+    }
+    /// The generator.
+    #[inline]
+    pub fn get(&mut self) -> &mut SimRng {
+        let (seed, tag, index) = (self.seed, self.tag, self.index);
+        self.rng.get_or_insert_with(|| stream(seed, tag, index))
+    }
+}
+
+/// `sim::rng::stream(seed, tag, index)` with the tag's hash computed once per process: the
+/// same stream (same id, same draws), without a BLAKE3 hash per component per run.
+fn stream(seed: u64, tag: &'static str, index: u32) -> SimRng {
+    static BASES: OnceLock<[(&'static str, u64); 5]> = OnceLock::new();
+    let bases = BASES.get_or_init(|| {
+        ["vtgate", "workload", "tablet", "operator", "vtgate-fleet"].map(|t| (t, stream_id(t, 0)))
+    });
+    let id = match bases.iter().find(|(t, _)| *t == tag) {
+        Some((_, b)) => b | index as u64,
+        None => stream_id(tag, index),
+    };
+    let mut r = SimRng::seed_from_u64(seed);
+    r.set_stream(id);
+    r
 }
 
 /// Uniform jitter in [0, j) drawn from `rng` (no draw when j is zero).
@@ -395,12 +440,15 @@ impl World for RolloutWorld {
                 self.on_health_connect(now, g as usize, tablet as usize, gen, s)
             }
             Event::HealthPush {
-                g,
                 tablet,
                 addr,
                 serving,
                 primary,
-            } => self.on_health_push(now, g as usize, tablet as usize, addr, serving, primary),
+            } => {
+                for g in 0..self.m() {
+                    self.on_health_push(now, g, tablet as usize, addr, serving, primary);
+                }
+            }
             Event::Drain { tablet } => self.on_drain(now, tablet as usize, s),
             Event::Down { tablet } => self.on_down(now, tablet as usize, s),
             Event::Publish { tablet } => self.on_publish(now, tablet as usize, s),
@@ -416,6 +464,28 @@ impl World for RolloutWorld {
         }
         if self.complete() {
             s.stop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cached_streams_are_the_kernel_streams() {
+        use rand::Rng;
+        for tag in [
+            "vtgate",
+            "workload",
+            "tablet",
+            "operator",
+            "vtgate-fleet",
+            "other",
+        ] {
+            for i in [0u32, 1, 7, 65535] {
+                let mut a = super::stream(99, tag, i);
+                let mut b = crate::sim::rng::stream(99, tag, i);
+                assert_eq!(a.next_u64(), b.next_u64());
+            }
         }
     }
 }
