@@ -34,7 +34,7 @@ fn the_hold_digest_is_pinned() {
     let out = hold(64).run(11, RunOptions::default());
     assert_eq!(
         out.digest,
-        "136704682f14146a485be9751ccd4a9ebf6c67df80ae7fd40e88b636d0c9996b"
+        "4ff0acd8c45ffba4bbff61184abf45a0bae7118ad6215d65036518bdba1867df"
     );
 }
 

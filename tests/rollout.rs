@@ -167,7 +167,7 @@ fn shorter_refresh_interval_never_errs_at_2_4x_the_polls() {
 }
 
 const INCIDENT_SEED: u64 = 0xbaaf1458e77f4857;
-const INCIDENT_DIGEST: &str = "d945bf4338ed760cb7c3f2d5e2e18a32a71a1b364f852e6aedc266423faaf83a";
+const INCIDENT_DIGEST: &str = "6045f550532926466618ebb0e900b23b4f1c5fe60447a9c9e2c9368b84bec67c";
 
 #[test]
 fn incident_replays_the_seed() {

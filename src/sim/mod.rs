@@ -160,7 +160,7 @@ impl<W: World> Simulation<W> {
     }
 
     /// The digest of the trace so far (64 hex characters).
-    pub fn digest_hex(&self) -> String {
+    pub fn digest_hex(&mut self) -> String {
         self.trace.digest_hex()
     }
 }
