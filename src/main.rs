@@ -55,6 +55,9 @@ enum Cmd {
         /// Override a parameter: --set operator.tablet_available_timeout=90s (RON value).
         #[arg(long = "set", value_name = "PATH=VALUE")]
         sets: Vec<String>,
+        /// Write the run's files (timelines, charts), where the model makes any, to DIR.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Join the shard outputs of EXPERIMENT into the files of a single-machine run.
     Merge {
@@ -238,7 +241,8 @@ fn dispatch(cli: Cli) -> Result<()> {
             seed,
             trace,
             sets,
-        } => replay(&model, seed, trace.as_deref(), &sets),
+            out,
+        } => replay(&model, seed, trace.as_deref(), &sets, out.as_deref()),
         Cmd::Validate { file } => validate(&file),
         Cmd::Bench {
             events,
@@ -306,7 +310,13 @@ fn dispatch(cli: Cli) -> Result<()> {
     }
 }
 
-fn replay(model: &Path, seed: u64, trace: Option<&Path>, sets: &[String]) -> Result<()> {
+fn replay(
+    model: &Path,
+    seed: u64,
+    trace: Option<&Path>,
+    sets: &[String],
+    out_dir: Option<&Path>,
+) -> Result<()> {
     let mf = load_model_file(model)?;
     let mut world = mf.world.clone();
     if !sets.is_empty() {
@@ -358,6 +368,21 @@ fn replay(model: &Path, seed: u64, trace: Option<&Path>, sets: &[String]) -> Res
     println!("digest  {}", out.digest);
     if let Some(p) = trace {
         println!("trace   {}", p.display());
+    }
+    if let Some(dir) = out_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        for a in &out.artifacts {
+            match a {
+                vtsim::model::Artifact::Text { name, text } => {
+                    vtsim::experiment::runner::write_atomic(&dir.join(name), text.as_bytes())?;
+                    println!("wrote   {}", dir.join(name).display());
+                }
+                vtsim::model::Artifact::Chart { name, data } => {
+                    vtsim::chart::draw_files(data, dir, name)?;
+                    println!("wrote   {}", dir.join(format!("{name}.png")).display());
+                }
+            }
+        }
     }
     eprintln!("({:.3} ms wall)", dt * 1e3);
     Ok(())

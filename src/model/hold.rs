@@ -138,6 +138,7 @@ impl Model for Hold {
                     end.as_secs_f64()
                 )
             }),
+            artifacts: vec![],
         }
     }
 }

@@ -61,6 +61,27 @@ pub struct RunOutput {
     pub digest: String,
     /// A human-readable account of the run (for `vtsim replay`), when asked for.
     pub report: Option<String>,
+    /// Files a replay writes with `--out DIR` (timelines, charts), built only with `report`.
+    pub artifacts: Vec<Artifact>,
+}
+
+/// A file a single run can produce for `vtsim replay --out DIR`.
+#[derive(Clone, Debug)]
+pub enum Artifact {
+    /// A CSV (or other text) file: `DIR/<name>`.
+    Text {
+        /// File name, e.g. `timeline.csv`.
+        name: String,
+        /// Its contents.
+        text: String,
+    },
+    /// A chart: `DIR/<name>.png` and `DIR/<name>.svg`.
+    Chart {
+        /// File stem.
+        name: String,
+        /// What to draw.
+        data: crate::chart::ChartData,
+    },
 }
 
 /// How a run is observed (default: digest only, no report).

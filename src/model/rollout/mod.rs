@@ -102,6 +102,7 @@ pub fn run_detailed(p: &RolloutParams, seed: u64, opts: RunOptions) -> RolloutRu
             events,
             digest,
             report,
+            artifacts: vec![],
         },
         restarts: w.restarts,
         exposures: w.exposures,
