@@ -216,6 +216,10 @@ pub fn render(a: &Advice) -> String {
         )
     };
     if let Some(r) = &a.recommended {
+        if a.scanned.len() >= 2 {
+            let before = &a.scanned[a.scanned.len() - 2];
+            s.push_str(&row("one step shorter: above target", before));
+        }
         s.push_str(&row("**smallest below target**", r));
     }
     for (label, r) in &a.references {

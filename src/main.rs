@@ -46,9 +46,9 @@ enum Cmd {
     Replay {
         /// The model file (RON).
         model: PathBuf,
-        /// The run seed.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
+        /// The run seed [default: the model file's `seed`, else 1].
+        #[arg(long)]
+        seed: Option<u64>,
         /// Write every event as a JSON line to FILE.
         #[arg(long)]
         trace: Option<PathBuf>,
@@ -312,12 +312,13 @@ fn dispatch(cli: Cli) -> Result<()> {
 
 fn replay(
     model: &Path,
-    seed: u64,
+    seed: Option<u64>,
     trace: Option<&Path>,
     sets: &[String],
     out_dir: Option<&Path>,
 ) -> Result<()> {
     let mf = load_model_file(model)?;
+    let seed = seed.or(mf.seed).unwrap_or(1);
     let mut world = mf.world.clone();
     if !sets.is_empty() {
         let mut params = world.params_json();
@@ -354,7 +355,7 @@ fn replay(
     );
     let dt = t0.elapsed().as_secs_f64();
     println!("model   {} ({})", mf.name, world.kind());
-    println!("seed    {seed}");
+    println!("seed    {seed} ({seed:#018x})");
     if let Some(r) = &out.report {
         println!();
         println!("{}", r.trim_end());

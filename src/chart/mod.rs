@@ -174,8 +174,13 @@ where
             [p.y, lo, hi]
         })
     });
+    let mark_ys = d.marks.iter().filter_map(|m| match m {
+        MarkLine::H { y, .. } => Some(*y),
+        _ => None,
+    });
     let min_pos_y = all_y
         .clone()
+        .chain(mark_ys)
         .filter(|v| positive(*v))
         .fold(f64::INFINITY, f64::min);
     let min_pos_x = d
@@ -187,8 +192,9 @@ where
     let axes = Axes {
         log_x: d.log_x,
         log_y: d.log_y,
+        // Zero on a log axis is drawn at the floor, well below every positive value and mark.
         y_floor: if min_pos_y.is_finite() {
-            min_pos_y / 2.0
+            min_pos_y / 4.0
         } else {
             1e-6
         },
@@ -302,7 +308,7 @@ where
             chart
                 .draw_series(std::iter::once(Polygon::new(
                     poly,
-                    color.mix(0.18).filled(),
+                    color.mix(if d.log_y { 0.10 } else { 0.18 }).filled(),
                 )))
                 .map_err(e)?;
         }
@@ -388,11 +394,46 @@ where
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(180, 180, 180))
         .label_font(("sans-serif", 13))
-        .position(SeriesLabelPosition::UpperRight)
+        .position(legend_corner(&d.curves, &axes, (x0, x1), (y0, y1)))
         .draw()
         .map_err(e)?;
     root.present().map_err(e)?;
     Ok(())
+}
+
+/// The corner of the plot holding the fewest curve points (the legend goes there).
+fn legend_corner(
+    curves: &[Curve],
+    axes: &Axes,
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+) -> SeriesLabelPosition {
+    // Corner boxes: the legend covers roughly the outer 40 % of the width, 45 % of the height.
+    let corners = [
+        (SeriesLabelPosition::UpperRight, true, true),
+        (SeriesLabelPosition::UpperLeft, false, true),
+        (SeriesLabelPosition::LowerRight, true, false),
+        (SeriesLabelPosition::LowerLeft, false, false),
+    ];
+    let mut best = (usize::MAX, SeriesLabelPosition::UpperRight);
+    for (pos, right, upper) in corners {
+        let n = curves
+            .iter()
+            .flat_map(|c| c.points.iter())
+            .filter(|p| p.y.is_finite())
+            .filter(|p| {
+                let fx = (axes.tx(p.x) - x0) / (x1 - x0);
+                let fy = (axes.ty(p.y) - y0) / (y1 - y0);
+                let in_x = if right { fx > 0.6 } else { fx < 0.4 };
+                let in_y = if upper { fy > 0.55 } else { fy < 0.45 };
+                in_x && in_y
+            })
+            .count();
+        if n < best.0 {
+            best = (n, pos);
+        }
+    }
+    best.1
 }
 
 /// A 22-pixel dashed legend sample.

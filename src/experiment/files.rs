@@ -19,6 +19,9 @@ pub struct ModelFile {
     /// What the model file describes.
     #[serde(default)]
     pub description: String,
+    /// The seed `vtsim replay` uses when none is given (an incident's own seed).
+    #[serde(default)]
+    pub seed: Option<u64>,
     /// The world and its parameters.
     pub world: WorldSpec,
 }
@@ -182,10 +185,20 @@ fn ron_options() -> ron::Options {
 
 /// Models built into the binary, by file name, so the README's main job runs on a fresh
 /// machine from any directory.
-pub const EMBEDDED_MODELS: &[(&str, &str)] = &[(
-    "hold-fixture.ron",
-    include_str!("../../models/hold-fixture.ron"),
-)];
+pub const EMBEDDED_MODELS: &[(&str, &str)] = &[
+    (
+        "hold-fixture.ron",
+        include_str!("../../models/hold-fixture.ron"),
+    ),
+    (
+        "rollout-default.ron",
+        include_str!("../../models/rollout-default.ron"),
+    ),
+    (
+        "incident-000.ron",
+        include_str!("../../models/incident-000.ron"),
+    ),
+];
 
 fn read(path: &Path) -> Result<String, InputError> {
     std::fs::read_to_string(path).map_err(|e| InputError::file(path, format!("cannot read: {e}")))
