@@ -57,3 +57,18 @@ fn the_incident_replays_with_its_own_seed() {
         .unwrap();
     assert_eq!(m.seed, Some(0xbaaf1458e77f4857));
 }
+
+#[test]
+fn the_readme_experiment_example_is_valid() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme
+        .find("```ron\nExperiment(")
+        .expect("an experiment example")
+        + 7;
+    let end = start + readme[start..].find("```").unwrap();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/readme-example.ron");
+    let plan = vtsim::experiment::plan::plan_from_text(&path, &readme[start..end])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(plan.points.len(), 16 * 5 * 2);
+}
