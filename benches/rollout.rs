@@ -17,24 +17,9 @@ use vtsim::model::{RunOptions, WorldSpec};
 use vtsim::sim::rng::replicate_seed;
 use vtsim::sim::SimDuration;
 
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields, rename = "Model")]
-struct ModelFile {
-    #[allow(dead_code)]
-    name: String,
-    #[allow(dead_code)]
-    description: String,
-    world: WorldSpec,
-}
-
 fn load(path: &str) -> RolloutParams {
-    let text = std::fs::read_to_string(format!("{}/{}", env!("CARGO_MANIFEST_DIR"), path))
-        .expect("model file");
-    let opts = ron::Options::default().with_default_extension(
-        ron::extensions::Extensions::IMPLICIT_SOME
-            | ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES,
-    );
-    let m: ModelFile = opts.from_str(&text).expect("model file parses");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let m = vtsim::experiment::load_model_file(&path).unwrap_or_else(|e| panic!("{e}"));
     match m.world {
         WorldSpec::Rollout(p) => p,
         _ => panic!("not a rollout model"),

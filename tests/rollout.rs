@@ -1,7 +1,6 @@
 //! Rollout model: closed forms, the seed's incident, determinism, stream independence, and
 //! fast vs per-query agreement (`spec/rollout.md` "What it must reproduce").
 
-use serde::Deserialize;
 use vtsim::model::rollout::{
     run_detailed, DurationDist, Phase, RolloutParams, RolloutRun, WorkloadMode,
 };
@@ -10,25 +9,9 @@ use vtsim::model::{RunOptions, WorldSpec};
 use vtsim::sim::rng::replicate_seed;
 use vtsim::sim::SimDuration;
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-#[serde(rename = "Model")]
-struct ModelFile {
-    #[allow(dead_code)]
-    name: String,
-    #[allow(dead_code)]
-    description: String,
-    world: WorldSpec,
-}
-
 fn load(path: &str) -> RolloutParams {
-    let text = std::fs::read_to_string(format!("{}/{}", env!("CARGO_MANIFEST_DIR"), path))
-        .expect("model file");
-    let opts = ron::Options::default().with_default_extension(
-        ron::extensions::Extensions::IMPLICIT_SOME
-            | ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES,
-    );
-    let m: ModelFile = opts.from_str(&text).expect("model file parses");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let m = vtsim::experiment::load_model_file(&path).unwrap_or_else(|e| panic!("{e}"));
     match m.world {
         WorldSpec::Rollout(p) => p,
         _ => panic!("not a rollout model"),
