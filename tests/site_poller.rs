@@ -4,6 +4,8 @@
 //! probe sequence, false Unreachable rates against their closed form, the failover layer,
 //! validation, determinism and stream independence.
 
+mod common;
+
 use proptest::prelude::*;
 use std::path::PathBuf;
 use vtsim::experiment::load_model_file;
@@ -515,4 +517,39 @@ fn deterministic_and_streams_independent() {
         r.polls.iter().take(25).map(|p| p.results[0].1).collect()
     };
     assert_eq!(iad(&x), iad(&y));
+}
+
+#[test]
+fn experiments_load_and_replay_writes_the_transitions_csv() {
+    for e in ["detection-delay", "compound-failure", "flaky-probes"] {
+        let plan = vtsim::experiment::load_plan(&root().join(format!("experiments/{e}.ron")));
+        assert!(plan.is_ok(), "{e}: {}", plan.err().unwrap());
+    }
+    let dir = std::env::temp_dir().join(format!("vtsim-sp-replay-{}", std::process::id()));
+    let out = common::vtsim(
+        &root(),
+        &[
+            "replay",
+            "models/playground.ron",
+            "--seed",
+            "1",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("STATE  iad: writable -> unreachable"),
+        "{text}"
+    );
+    let csv = std::fs::read_to_string(dir.join("transitions.csv")).unwrap();
+    assert!(csv.starts_with("time_s,poll,site,from,to"));
+    assert!(csv.contains(",iad,writable,unreachable,3,0,0"), "{csv}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
