@@ -198,6 +198,10 @@ pub const EMBEDDED_MODELS: &[(&str, &str)] = &[
         "incident-000.ron",
         include_str!("../../models/incident-000.ron"),
     ),
+    (
+        "playground.ron",
+        include_str!("../../models/playground.ron"),
+    ),
 ];
 
 fn read(path: &Path) -> Result<String, InputError> {

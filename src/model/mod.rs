@@ -7,6 +7,7 @@
 
 pub mod hold;
 pub mod rollout;
+pub mod site_poller;
 
 use crate::sim::Trace;
 use serde::{Deserialize, Serialize};
@@ -114,6 +115,8 @@ pub enum WorldSpec {
     Rollout(rollout::RolloutParams),
     /// The hold model of event-set benchmarks (a kernel fixture).
     Hold(hold::HoldParams),
+    /// Multi-site read_only poller: debounce, backoff, detection (`spec/site_poller.md`).
+    SitePoller(site_poller::SitePollerParams),
 }
 
 macro_rules! dispatch {
@@ -129,6 +132,11 @@ macro_rules! dispatch {
                 type M = hold::Hold;
                 $body
             }
+            WorldSpec::SitePoller($p) => {
+                #[allow(dead_code)]
+                type M = site_poller::SitePoller;
+                $body
+            }
         }
     };
 }
@@ -139,6 +147,7 @@ impl WorldSpec {
         match self {
             WorldSpec::Rollout(_) => "Rollout",
             WorldSpec::Hold(_) => "Hold",
+            WorldSpec::SitePoller(_) => "SitePoller",
         }
     }
     /// See [`Model::validate`].
@@ -165,6 +174,9 @@ impl WorldSpec {
             }
             WorldSpec::Hold(_) => {
                 WorldSpec::Hold(serde_json::from_value(v).map_err(|e| e.to_string())?)
+            }
+            WorldSpec::SitePoller(_) => {
+                WorldSpec::SitePoller(serde_json::from_value(v).map_err(|e| e.to_string())?)
             }
         })
     }

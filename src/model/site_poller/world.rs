@@ -1,0 +1,698 @@
+//! The site-poller world: the sites' truth, the operator's trackers, the poll loop and its two
+//! drivers, scripted faults, and the optional failover layer.
+//!
+//! One Poll (`TopologyManager.Poll`, ref §2.5) is three events:
+//! - `PollStart`: every site is probed in parallel; each probe's outcome is fixed by the site's
+//!   truth at that instant, its latency drawn (an answer slower than `probe_timeout` is an
+//!   error at the timeout);
+//! - `ProbesDone` when the slowest probe returns: `computeState` + bypass per site, the
+//!   transitions, the cross-site layer (a promotion runs inside the Poll), then the serial
+//!   extras (fence writable non-promotables, `SHOW REPLICA STATUS` per ReadOnly site, other
+//!   work), whose latencies follow the truth at `ProbesDone`;
+//! - `PollEnd`: the next interval (`adaptivePollInterval`) and the next start (driver).
+
+use super::params::{Answer, FaultKind, FaultPhase, LoopDriver, Role, SitePollerParams};
+use super::tracker::{Backoff, ProbeResult, SiteState, SiteTracker, Thresholds};
+use crate::sim::rng::{stream, uniform, uniform01};
+use crate::sim::{
+    Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, TraceRecord, Traced, World,
+};
+
+/// Events of the site-poller world.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// A Poll starts: probe every site.
+    PollStart,
+    /// The slowest probe returned: compute states, act, run the serial extras.
+    ProbesDone,
+    /// The Poll returned: schedule the next one.
+    PollEnd,
+    /// Fault `i` reaches its nominal time: draw where in the poll period it lands.
+    FaultDue(u16),
+    /// Fault `i` changes its site's truth.
+    FaultStart(u16),
+    /// Fault `i` is over: restore what it changed.
+    FaultEnd(u16),
+    /// A statement changed a site's `read_only` (a fence, or a promotion).
+    SetAnswer {
+        /// The site.
+        site: u16,
+        /// It now answers `read_only=0`.
+        writable: bool,
+    },
+}
+
+impl Traced for Event {
+    fn record(&self) -> TraceRecord {
+        let (component, index, kind, a) = match *self {
+            Event::PollStart => ("poller", 0, "poll_start", 0),
+            Event::ProbesDone => ("poller", 0, "probes_done", 0),
+            Event::PollEnd => ("poller", 0, "poll_end", 0),
+            Event::FaultDue(i) => ("fault", i as u32, "due", 0),
+            Event::FaultStart(i) => ("fault", i as u32, "start", 0),
+            Event::FaultEnd(i) => ("fault", i as u32, "end", 0),
+            Event::SetAnswer { site, writable } => {
+                ("site", site as u32, "set_answer", writable as u64)
+            }
+        };
+        TraceRecord {
+            component,
+            index,
+            kind,
+            a,
+            b: 0,
+        }
+    }
+}
+
+/// Why a site does not answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Down {
+    /// Probes error fast.
+    Refused,
+    /// Probes fail at min(driver timeout, probe timeout).
+    Dark,
+    /// Probes fail at the probe timeout.
+    Hang,
+}
+
+/// One site: its truth and the operator's tracker of it.
+pub struct Site {
+    /// Name.
+    pub name: String,
+    /// `role == primary-candidate`.
+    pub promotable: bool,
+    /// What it answers when reachable.
+    pub answer: Answer,
+    /// Why it does not answer, if it does not.
+    pub down: Option<Down>,
+    /// Current per-probe transient failure probability.
+    pub flaky_p: f64,
+    /// The operator's `siteTracker`.
+    pub tracker: SiteTracker,
+    /// Its stream (`"site"`, index): probe latencies, flaky draws, extra-query latencies.
+    pub rng: SimRng,
+    /// This Poll's probe result.
+    pub result: ProbeResult,
+    /// This Poll's probe error was a transient (flaky) one on an answering site.
+    pub flaky_error: bool,
+    /// This Poll's probe latency.
+    pub latency: SimDuration,
+}
+
+/// A state transition the operator logged (`state transition` site, from, to).
+#[derive(Clone, Copy, Debug)]
+pub struct TransitionRec {
+    /// When (`ProbesDone` of the Poll).
+    pub at: SimTime,
+    /// Site index.
+    pub site: u16,
+    /// Previous state.
+    pub from: SiteState,
+    /// New state.
+    pub to: SiteState,
+    /// The Poll's sequence number (1 = the first Poll).
+    pub poll: u64,
+    /// Counters after the Poll.
+    pub fail_count: u32,
+    /// Counters after the Poll.
+    pub recovery_count: u32,
+    /// A transition to Unreachable caused by a transient error on an answering site.
+    pub false_unreachable: bool,
+}
+
+/// One Poll, kept when the world logs polls.
+#[derive(Clone, Debug)]
+pub struct PollRec {
+    /// Sequence number (1 = first).
+    pub seq: u64,
+    /// Start.
+    pub start: SimTime,
+    /// The slowest probe returned.
+    pub probes_done: SimTime,
+    /// The Poll returned.
+    pub end: SimTime,
+    /// Per site: probe result and latency.
+    pub results: Vec<(ProbeResult, SimDuration)>,
+    /// Per site: state after the Poll.
+    pub states: Vec<SiteState>,
+    /// The interval computed after the Poll.
+    pub next_interval: SimDuration,
+}
+
+/// One scripted fault and what became of it.
+#[derive(Clone, Copy, Debug)]
+pub struct FaultRec {
+    /// Site index.
+    pub site: u16,
+    /// What it does.
+    pub kind: FaultKind,
+    /// Nominal start.
+    pub nominal: SimTime,
+    /// Actual start (`SimTime::MAX`: not started before the horizon).
+    pub start: SimTime,
+    /// End (`SimTime::MAX`: lasts to the end).
+    pub end: SimTime,
+    /// How long it lasts.
+    pub duration: Option<SimDuration>,
+    /// The state that detects it (None: nothing to detect, e.g. Flaky).
+    pub expect: Option<SiteState>,
+    /// When the site first reached `expect` after the start (before the end).
+    pub detected: SimTime,
+    /// After the end: the state the restored truth implies.
+    pub back_to: Option<SiteState>,
+    /// When the site reached `back_to` after the end.
+    pub recovered: SimTime,
+    saved_answer: Answer,
+    saved_down: Option<Down>,
+    saved_flaky: f64,
+}
+
+/// One promotion attempt of the failover layer.
+#[derive(Clone, Copy, Debug)]
+pub struct FailoverRec {
+    /// The Poll's `ProbesDone` that started it.
+    pub started: SimTime,
+    /// The candidate promoted.
+    pub candidate: u16,
+    /// `recordFailover` (the cooldown starts, `activeSite` flips); `SimTime::MAX` if it failed.
+    pub recorded: SimTime,
+}
+
+/// The world.
+pub struct SitePollerWorld {
+    /// The sites, in declared order.
+    pub sites: Vec<Site>,
+    /// The faults, in file order.
+    pub faults: Vec<FaultRec>,
+    /// Every state transition.
+    pub transitions: Vec<TransitionRec>,
+    /// Every Poll (only when `log_polls`).
+    pub polls: Vec<PollRec>,
+    /// Keep [`Self::polls`].
+    pub log_polls: bool,
+    /// Every promotion attempt.
+    pub failovers: Vec<FailoverRec>,
+    /// Promotions the cooldown blocked.
+    pub failovers_blocked: u64,
+    /// Polls that found more than one writable primary-candidate.
+    pub split_brain_polls: u64,
+    /// Polls started.
+    pub poll_count: u64,
+    /// Probes sent.
+    pub probe_count: u64,
+    /// Longest start-to-start period.
+    pub max_period: SimDuration,
+    /// First and latest Poll start.
+    pub first_start: SimTime,
+    /// Latest Poll start.
+    pub last_start: SimTime,
+    last_period: SimDuration,
+    probes_done_at: SimTime,
+    next_start: Option<SimTime>,
+    cur_results: Vec<(ProbeResult, SimDuration)>,
+    tick_origin: SimTime,
+    tick_period: SimDuration,
+    last_failover: Option<SimTime>,
+    last_target: Option<u16>,
+    poller_rng: SimRng,
+    failover_rng: SimRng,
+    fault_rngs: Vec<SimRng>,
+    p: SitePollerParams,
+    th: Thresholds,
+    backoff: Backoff,
+}
+
+impl SitePollerWorld {
+    /// A primed simulation: the first Poll at `poller.start`, each fault at its time.
+    pub fn simulation(
+        p: &SitePollerParams,
+        seed: u64,
+        trace: Trace,
+        log_polls: bool,
+    ) -> Simulation<SitePollerWorld> {
+        let sites: Vec<Site> = p
+            .sites
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Site {
+                name: s.name.clone(),
+                promotable: s.role == Role::PrimaryCandidate,
+                answer: s.initial,
+                down: None,
+                flaky_p: s.flaky_p.unwrap_or(p.probes.flaky_p),
+                tracker: SiteTracker::new(s.role == Role::PrimaryCandidate),
+                rng: stream(seed, "site", i as u32),
+                result: ProbeResult::Error,
+                flaky_error: false,
+                latency: SimDuration::ZERO,
+            })
+            .collect();
+        let faults: Vec<FaultRec> = p
+            .faults
+            .iter()
+            .map(|f| FaultRec {
+                site: p.site_index(&f.site).expect("validated") as u16,
+                kind: f.kind,
+                nominal: SimTime::ZERO + f.at,
+                start: SimTime::MAX,
+                end: SimTime::MAX,
+                duration: f.duration,
+                expect: match f.kind {
+                    FaultKind::Refused | FaultKind::Dark | FaultKind::Hang => {
+                        Some(SiteState::Unreachable)
+                    }
+                    FaultKind::ReadOnlyFlip => Some(SiteState::ReadOnly),
+                    FaultKind::WritableFlip => Some(SiteState::Writable),
+                    FaultKind::Flaky { .. } => None,
+                },
+                detected: SimTime::MAX,
+                back_to: None,
+                recovered: SimTime::MAX,
+                saved_answer: Answer::ReadOnly,
+                saved_down: None,
+                saved_flaky: 0.0,
+            })
+            .collect();
+        let start = SimTime::ZERO + p.poller.start;
+        let world = SitePollerWorld {
+            sites,
+            faults,
+            transitions: Vec::new(),
+            polls: Vec::new(),
+            log_polls,
+            failovers: Vec::new(),
+            failovers_blocked: 0,
+            split_brain_polls: 0,
+            poll_count: 0,
+            probe_count: 0,
+            max_period: SimDuration::ZERO,
+            first_start: start,
+            last_start: start,
+            last_period: p.poller.poll_interval,
+            probes_done_at: start,
+            next_start: Some(start),
+            cur_results: Vec::new(),
+            tick_origin: start,
+            tick_period: p.poller.poll_interval,
+            last_failover: None,
+            last_target: None,
+            poller_rng: stream(seed, "poller", 0),
+            failover_rng: stream(seed, "failover", 0),
+            fault_rngs: (0..p.faults.len())
+                .map(|i| stream(seed, "fault", i as u32))
+                .collect(),
+            th: Thresholds {
+                failure: p.poller.failure_threshold,
+                recovery: p.poller.recovery_threshold,
+            },
+            backoff: Backoff {
+                base: p.poller.poll_interval,
+                failure_threshold: p.poller.failure_threshold,
+                max_exponent: p.poller.max_backoff_exponent,
+                max_interval: p.poller.max_interval,
+                enabled: p.poller.adaptive_backoff,
+            },
+            p: p.clone(),
+        };
+        let mut sim = Simulation::with_trace(world, trace);
+        sim.schedule(start, Event::PollStart);
+        for (i, f) in p.faults.iter().enumerate() {
+            let at = SimTime::ZERO + f.at;
+            match f.phase {
+                FaultPhase::Exact => sim.schedule(at, Event::FaultStart(i as u16)),
+                FaultPhase::Uniform { window } => {
+                    let u = uniform(&mut sim.world.fault_rngs[i], 0.0, window.as_secs_f64());
+                    sim.schedule(
+                        at + SimDuration::from_secs_f64(u),
+                        Event::FaultStart(i as u16),
+                    );
+                }
+                FaultPhase::UniformOverPollPeriod => sim.schedule(at, Event::FaultDue(i as u16)),
+            }
+        }
+        sim
+    }
+
+    /// Is the failover layer on?
+    pub fn failover_enabled(&self) -> bool {
+        self.p.failover.enabled
+    }
+
+    /// The worst fail count over all sites (any role), which drives the backoff.
+    pub fn worst_fail(&self) -> u32 {
+        self.sites
+            .iter()
+            .map(|s| s.tracker.fail_count)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Latency of one query to site `i` given its truth now (an extra, a fence, a GTID read).
+    fn query_latency(&mut self, i: usize) -> SimDuration {
+        let pr = &self.p.probes;
+        let s = &mut self.sites[i];
+        match s.down {
+            Some(Down::Refused) => pr.refused_latency.sample(&mut s.rng),
+            Some(Down::Dark) => pr.driver_timeout.min(pr.probe_timeout),
+            Some(Down::Hang) => pr.probe_timeout,
+            None => pr.answer_latency.sample(&mut s.rng).min(pr.probe_timeout),
+        }
+    }
+
+    fn poll_start(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        self.next_start = None;
+        if self.poll_count > 0 {
+            let period = now.since(self.last_start);
+            self.last_period = period;
+            self.max_period = self.max_period.max(period);
+        }
+        self.poll_count += 1;
+        self.last_start = now;
+        let pr = &self.p.probes;
+        let mut slowest = SimDuration::ZERO;
+        for site in &mut self.sites {
+            let (r, lat, flaky) = match site.down {
+                Some(Down::Refused) => (
+                    ProbeResult::Error,
+                    pr.refused_latency.sample(&mut site.rng),
+                    false,
+                ),
+                Some(Down::Dark) => (
+                    ProbeResult::Error,
+                    pr.driver_timeout.min(pr.probe_timeout),
+                    false,
+                ),
+                Some(Down::Hang) => (ProbeResult::Error, pr.probe_timeout, false),
+                None => {
+                    if site.flaky_p > 0.0 && uniform01(&mut site.rng) < site.flaky_p {
+                        (
+                            ProbeResult::Error,
+                            pr.refused_latency.sample(&mut site.rng),
+                            true,
+                        )
+                    } else {
+                        let lat = pr.answer_latency.sample(&mut site.rng);
+                        if lat >= pr.probe_timeout {
+                            (ProbeResult::Error, pr.probe_timeout, false)
+                        } else {
+                            let r = match site.answer {
+                                Answer::Writable => ProbeResult::Writable,
+                                Answer::ReadOnly => ProbeResult::ReadOnly,
+                            };
+                            (r, lat, false)
+                        }
+                    }
+                }
+            };
+            let lat = lat.min(pr.probe_timeout);
+            site.result = r;
+            site.latency = lat;
+            site.flaky_error = flaky;
+            slowest = slowest.max(lat);
+        }
+        self.probe_count += self.sites.len() as u64;
+        s.after(slowest, Event::ProbesDone);
+    }
+
+    fn probes_done(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        self.probes_done_at = now;
+        let mut any_transition = false;
+        for i in 0..self.sites.len() {
+            let site = &mut self.sites[i];
+            let (from, to) = site.tracker.observe(site.result, self.th);
+            if from != to {
+                any_transition = true;
+                self.transitions.push(TransitionRec {
+                    at: now,
+                    site: i as u16,
+                    from,
+                    to,
+                    poll: self.poll_count,
+                    fail_count: site.tracker.fail_count,
+                    recovery_count: site.tracker.recovery_count,
+                    false_unreachable: to == SiteState::Unreachable && site.flaky_error,
+                });
+                self.on_state(i, to, now);
+            }
+        }
+        if self.log_polls {
+            self.cur_results = self.sites.iter().map(|s| (s.result, s.latency)).collect();
+        }
+        let mut t = now;
+        if self.p.failover.enabled && (any_transition || self.p.failover.retry_every_poll) {
+            t = self.cross_site(t, s);
+        }
+        // Serial extras, in Poll order.
+        if self.p.probes.fence_non_promotable {
+            for i in 0..self.sites.len() {
+                if !self.sites[i].promotable && self.sites[i].tracker.state == SiteState::Writable {
+                    t += self.query_latency(i);
+                    if self.sites[i].down.is_none() {
+                        s.at(
+                            t,
+                            Event::SetAnswer {
+                                site: i as u16,
+                                writable: false,
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        if self.p.probes.replica_status_extra {
+            for i in 0..self.sites.len() {
+                if self.sites[i].tracker.state == SiteState::ReadOnly {
+                    t += self.query_latency(i);
+                }
+            }
+        }
+        t += self.p.probes.other_extras.sample(&mut self.poller_rng);
+        s.at(t, Event::PollEnd);
+    }
+
+    /// `EvalCrossSite` (simplified to the roles modelled) and `applyCrossSiteAction`'s
+    /// failover path. Returns when the Poll goes on.
+    fn cross_site(&mut self, now: SimTime, s: &mut Scheduler<Event>) -> SimTime {
+        let st = |x: &Site| x.tracker.state;
+        if self
+            .sites
+            .iter()
+            .any(|x| !x.promotable && st(x) == SiteState::Writable)
+        {
+            return now; // Degraded: fence first, no promotion this cycle.
+        }
+        let core: Vec<usize> = (0..self.sites.len())
+            .filter(|&i| self.sites[i].promotable)
+            .collect();
+        if core.is_empty()
+            || core
+                .iter()
+                .all(|&i| st(&self.sites[i]) == SiteState::Unreachable)
+        {
+            return now; // nothing to do / TotalLoss: alert only.
+        }
+        let writable = core
+            .iter()
+            .filter(|&&i| st(&self.sites[i]) == SiteState::Writable)
+            .count();
+        if writable > 1 {
+            self.split_brain_polls += 1;
+            return now;
+        }
+        let any_unreachable = core
+            .iter()
+            .any(|&i| st(&self.sites[i]) == SiteState::Unreachable);
+        let candidate = core
+            .iter()
+            .copied()
+            .find(|&i| st(&self.sites[i]) == SiteState::ReadOnly);
+        let Some(cand) = candidate else {
+            return now;
+        };
+        if writable != 0 || !any_unreachable {
+            return now;
+        }
+        if let Some(last) = self.last_failover {
+            if now.since(last) < self.p.failover.cooldown {
+                self.failovers_blocked += 1;
+                return now;
+            }
+        }
+        let fo = self.p.failover.clone();
+        let mut t = now + fo.gtid_pick.sample(&mut self.failover_rng);
+        // Fence + kill the old primary only when it is known (`previousPrimary`).
+        if let Some(old) = self.last_target.filter(|&o| o as usize != cand) {
+            let old = old as usize;
+            t += self.query_latency(old);
+            if self.sites[old].down.is_none() {
+                s.at(
+                    t,
+                    Event::SetAnswer {
+                        site: old as u16,
+                        writable: false,
+                    },
+                );
+            }
+            t += self.query_latency(old);
+        }
+        t += fo
+            .relay_drain
+            .sample(&mut self.failover_rng)
+            .min(fo.drain_budget);
+        t += fo.promotion_sql.sample(&mut self.failover_rng);
+        let failed = fo.failure_p > 0.0 && uniform01(&mut self.failover_rng) < fo.failure_p;
+        if failed {
+            self.failovers.push(FailoverRec {
+                started: now,
+                candidate: cand as u16,
+                recorded: SimTime::MAX,
+            });
+            return t;
+        }
+        s.at(
+            t,
+            Event::SetAnswer {
+                site: cand as u16,
+                writable: true,
+            },
+        );
+        t += fo.confirm.sample(&mut self.failover_rng);
+        self.failovers.push(FailoverRec {
+            started: now,
+            candidate: cand as u16,
+            recorded: t,
+        });
+        self.last_failover = Some(t);
+        self.last_target = Some(cand as u16);
+        t + fo.dns.sample(&mut self.failover_rng)
+    }
+
+    fn poll_end(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        let interval = self.backoff.interval(self.worst_fail());
+        let next = match self.p.poller.driver {
+            LoopDriver::TimerAfterCycle => now + interval,
+            LoopDriver::Ticker => {
+                if interval != self.tick_period {
+                    self.tick_origin = now;
+                    self.tick_period = interval;
+                    now + interval
+                } else {
+                    let d = self.tick_period.0;
+                    let k = (self.last_start.0 - self.tick_origin.0) / d;
+                    let nb = SimTime(self.tick_origin.0 + d * (k + 1));
+                    if now < nb {
+                        nb
+                    } else {
+                        now
+                    }
+                }
+            }
+        };
+        if self.log_polls {
+            self.polls.push(PollRec {
+                seq: self.poll_count,
+                start: self.last_start,
+                probes_done: self.probes_done_at,
+                end: now,
+                results: std::mem::take(&mut self.cur_results),
+                states: self.sites.iter().map(|x| x.tracker.state).collect(),
+                next_interval: interval,
+            });
+        }
+        self.next_start = Some(next);
+        s.at(next, Event::PollStart);
+    }
+
+    /// Site `i` entered `to` at `now`: detections and recoveries.
+    fn on_state(&mut self, i: usize, to: SiteState, now: SimTime) {
+        for f in &mut self.faults {
+            if f.site as usize != i || f.start > now {
+                continue;
+            }
+            if f.end == SimTime::MAX && f.detected == SimTime::MAX && f.expect == Some(to) {
+                f.detected = now;
+            }
+            if f.end <= now && f.recovered == SimTime::MAX && f.back_to == Some(to) {
+                f.recovered = now;
+            }
+        }
+    }
+
+    fn fault_due(&mut self, i: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        let period = match self.next_start {
+            Some(n) if self.poll_count > 0 => n.since(self.last_start),
+            _ => self.last_period,
+        };
+        let u = uniform(&mut self.fault_rngs[i], 0.0, period.as_secs_f64());
+        s.at(
+            now + SimDuration::from_secs_f64(u),
+            Event::FaultStart(i as u16),
+        );
+    }
+
+    fn fault_start(&mut self, i: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        let site = self.faults[i].site as usize;
+        let st = &mut self.sites[site];
+        let f = &mut self.faults[i];
+        f.start = now;
+        f.saved_answer = st.answer;
+        f.saved_down = st.down;
+        f.saved_flaky = st.flaky_p;
+        match f.kind {
+            FaultKind::Refused => st.down = Some(Down::Refused),
+            FaultKind::Dark => st.down = Some(Down::Dark),
+            FaultKind::Hang => st.down = Some(Down::Hang),
+            FaultKind::ReadOnlyFlip => st.answer = Answer::ReadOnly,
+            FaultKind::WritableFlip => st.answer = Answer::Writable,
+            FaultKind::Flaky { p } => st.flaky_p = p,
+        }
+        if f.expect == Some(st.tracker.state) {
+            f.detected = now;
+        }
+        if let Some(d) = f.duration {
+            s.at(now + d, Event::FaultEnd(i as u16));
+        }
+    }
+
+    fn fault_end(&mut self, i: usize, now: SimTime) {
+        let site = self.faults[i].site as usize;
+        let st = &mut self.sites[site];
+        let f = &mut self.faults[i];
+        f.end = now;
+        match f.kind {
+            FaultKind::Refused | FaultKind::Dark | FaultKind::Hang => st.down = f.saved_down,
+            FaultKind::ReadOnlyFlip | FaultKind::WritableFlip => st.answer = f.saved_answer,
+            FaultKind::Flaky { .. } => st.flaky_p = f.saved_flaky,
+        }
+        f.back_to = match (st.down, st.answer) {
+            (Some(_), _) => Some(SiteState::Unreachable),
+            (None, Answer::Writable) => Some(SiteState::Writable),
+            (None, Answer::ReadOnly) => Some(SiteState::ReadOnly),
+        };
+        if f.back_to == Some(st.tracker.state) {
+            f.recovered = now;
+        }
+    }
+}
+
+impl World for SitePollerWorld {
+    type Event = Event;
+    fn handle(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
+        match ev {
+            Event::PollStart => self.poll_start(now, s),
+            Event::ProbesDone => self.probes_done(now, s),
+            Event::PollEnd => self.poll_end(now, s),
+            Event::FaultDue(i) => self.fault_due(i as usize, now, s),
+            Event::FaultStart(i) => self.fault_start(i as usize, now, s),
+            Event::FaultEnd(i) => self.fault_end(i as usize, now),
+            Event::SetAnswer { site, writable } => {
+                self.sites[site as usize].answer = if writable {
+                    Answer::Writable
+                } else {
+                    Answer::ReadOnly
+                };
+            }
+        }
+    }
+}
