@@ -182,10 +182,16 @@ fn ron_options() -> ron::Options {
 
 /// Models built into the binary, by file name, so the README's main job runs on a fresh
 /// machine from any directory.
-pub const EMBEDDED_MODELS: &[(&str, &str)] = &[(
-    "hold-fixture.ron",
-    include_str!("../../models/hold-fixture.ron"),
-)];
+pub const EMBEDDED_MODELS: &[(&str, &str)] = &[
+    (
+        "hold-fixture.ron",
+        include_str!("../../models/hold-fixture.ron"),
+    ),
+    (
+        "connpool-default.ron",
+        include_str!("../../models/connpool-default.ron"),
+    ),
+];
 
 fn read(path: &Path) -> Result<String, InputError> {
     std::fs::read_to_string(path).map_err(|e| InputError::file(path, format!("cannot read: {e}")))

@@ -5,6 +5,7 @@
 //! [`WorldSpec`] is the closed list of models a model file may name; dispatch is a `match`,
 //! so every model is monomorphised (no `dyn` in the hot loop).
 
+pub mod connpool;
 pub mod hold;
 pub mod rollout;
 
@@ -114,6 +115,8 @@ pub enum WorldSpec {
     Rollout(rollout::RolloutParams),
     /// The hold model of event-set benchmarks (a kernel fixture).
     Hold(hold::HoldParams),
+    /// smartconnpool waiters with heterogeneous deadlines (`spec/connpool.md`).
+    ConnPool(connpool::ConnPoolParams),
 }
 
 macro_rules! dispatch {
@@ -129,6 +132,11 @@ macro_rules! dispatch {
                 type M = hold::Hold;
                 $body
             }
+            WorldSpec::ConnPool($p) => {
+                #[allow(dead_code)]
+                type M = connpool::ConnPool;
+                $body
+            }
         }
     };
 }
@@ -139,6 +147,7 @@ impl WorldSpec {
         match self {
             WorldSpec::Rollout(_) => "Rollout",
             WorldSpec::Hold(_) => "Hold",
+            WorldSpec::ConnPool(_) => "ConnPool",
         }
     }
     /// See [`Model::validate`].
@@ -165,6 +174,9 @@ impl WorldSpec {
             }
             WorldSpec::Hold(_) => {
                 WorldSpec::Hold(serde_json::from_value(v).map_err(|e| e.to_string())?)
+            }
+            WorldSpec::ConnPool(_) => {
+                WorldSpec::ConnPool(serde_json::from_value(v).map_err(|e| e.to_string())?)
             }
         })
     }
