@@ -132,6 +132,10 @@ pub struct WorkloadParams {
     /// Open-loop Poisson stages or closed-loop clients.
     #[serde(default)]
     pub arrivals: Arrivals,
+    /// Multiplies the load of every open-loop stage (the sweep knob of `pool-overload`).
+    /// Default 1.
+    #[serde(default = "d_one")]
+    pub load_scale: f64,
     /// Acquisition deadline (the ctx of `Get`) measured from arrival: a weighted mix.
     /// Default 75 % 1 s, 25 % 150 ms (the seed's A/B harness, ref §C.9).
     #[serde(default = "d_deadlines")]
@@ -205,6 +209,9 @@ impl Default for Arrivals {
     }
 }
 
+fn d_one() -> f64 {
+    1.0
+}
 fn d_true() -> bool {
     true
 }
@@ -304,6 +311,7 @@ impl Default for WorkloadParams {
     fn default() -> Self {
         WorkloadParams {
             arrivals: Arrivals::default(),
+            load_scale: 1.0,
             deadline: d_deadlines(),
             settings: d_settings(),
             service: d_service(),
@@ -348,9 +356,9 @@ impl ConnPoolParams {
         }
     }
 
-    /// Arrival rate (per second) of a stage with the given load.
+    /// Arrival rate (per second) of a stage with the given load (times `load_scale`).
     pub fn rate_of(&self, load: f64) -> f64 {
-        load * self.pool.capacity as f64 / mean_s(&self.workload.service)
+        load * self.workload.load_scale * self.pool.capacity as f64 / mean_s(&self.workload.service)
     }
 
     /// An Erlang-A (M/M/c+M) queue as a `Fixed` pool: zero mutex cost, zero wake-up latency,
@@ -383,6 +391,7 @@ impl ConnPoolParams {
                     }],
                     requests: Some(requests),
                 },
+                load_scale: 1.0,
                 deadline: vec![Weighted {
                     weight: 1.0,
                     value: exp(SimDuration::from_secs_f64(1.0 / theta)),
@@ -407,6 +416,9 @@ impl ConnPoolParams {
         check_dist(&p.setting_rtt, "pool.setting_rtt")?;
         check_dist(&self.costs.wakeup_latency, "costs.wakeup_latency")?;
         let w = &self.workload;
+        if !(w.load_scale >= 0.0 && w.load_scale.is_finite()) {
+            return err("workload.load_scale", "a finite multiplier >= 0");
+        }
         if w.deadline.is_empty() {
             return err("workload.deadline", "at least one (weight, value) part");
         }
