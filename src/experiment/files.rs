@@ -202,6 +202,10 @@ pub const EMBEDDED_MODELS: &[(&str, &str)] = &[
         "playground.ron",
         include_str!("../../models/playground.ron"),
     ),
+    (
+        "connpool-default.ron",
+        include_str!("../../models/connpool-default.ron"),
+    ),
 ];
 
 fn read(path: &Path) -> Result<String, InputError> {

@@ -5,6 +5,7 @@
 //! [`WorldSpec`] is the closed list of models a model file may name; dispatch is a `match`,
 //! so every model is monomorphised (no `dyn` in the hot loop).
 
+pub mod connpool;
 pub mod hold;
 pub mod rollout;
 pub mod site_poller;
@@ -117,6 +118,8 @@ pub enum WorldSpec {
     Hold(hold::HoldParams),
     /// Multi-site read_only poller: debounce, backoff, detection (`spec/site_poller.md`).
     SitePoller(site_poller::SitePollerParams),
+    /// smartconnpool waiters with heterogeneous deadlines (`spec/connpool.md`).
+    ConnPool(connpool::ConnPoolParams),
 }
 
 macro_rules! dispatch {
@@ -137,6 +140,11 @@ macro_rules! dispatch {
                 type M = site_poller::SitePoller;
                 $body
             }
+            WorldSpec::ConnPool($p) => {
+                #[allow(dead_code)]
+                type M = connpool::ConnPool;
+                $body
+            }
         }
     };
 }
@@ -148,6 +156,7 @@ impl WorldSpec {
             WorldSpec::Rollout(_) => "Rollout",
             WorldSpec::Hold(_) => "Hold",
             WorldSpec::SitePoller(_) => "SitePoller",
+            WorldSpec::ConnPool(_) => "ConnPool",
         }
     }
     /// See [`Model::validate`].
@@ -177,6 +186,9 @@ impl WorldSpec {
             }
             WorldSpec::SitePoller(_) => {
                 WorldSpec::SitePoller(serde_json::from_value(v).map_err(|e| e.to_string())?)
+            }
+            WorldSpec::ConnPool(_) => {
+                WorldSpec::ConnPool(serde_json::from_value(v).map_err(|e| e.to_string())?)
             }
         })
     }

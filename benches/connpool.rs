@@ -1,0 +1,81 @@
+//! Connpool model throughput against the SimPy M/M/c+M peer (`cargo bench --bench connpool`).
+//!
+//! Same work as `peer/simpy_mmc_reneging.py` (λ = 25, μ = 1, c = 20, θ = 2, 200,000
+//! customers, seed 1): the `Fixed` pool configured as that queue (zero mutex cost, zero
+//! wake-up latency, one setting, exponential service and patience, `ConnPoolParams::erlang_a`).
+//! Reports the abandonment fraction of both (Erlang-A: 0.22613) and the wall-time ratio, with
+//! the SimPy script run in this same session when `python3 -c "import simpy"` works
+//! (`VTSIM_PEER` overrides the script path). Timings are printed, never asserted.
+
+use std::time::Instant;
+use vtsim::model::connpool::{erlang_a, run_detailed, ConnPoolParams};
+use vtsim::model::RunOptions;
+use vtsim::sim::Trace;
+
+fn main() {
+    let (lam, mu, c, theta, n) = (25.0, 1.0, 20, 2.0, 200_000u64);
+    let p = ConnPoolParams::erlang_a(lam, mu, c, theta, n);
+    let th = erlang_a(lam, mu, c, theta);
+    let mut best = f64::INFINITY;
+    let mut best_off = f64::INFINITY;
+    let mut out = None;
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        let r = run_detailed(&p, 1, RunOptions::default());
+        best = best.min(t0.elapsed().as_secs_f64());
+        out = Some(r);
+        let t0 = Instant::now();
+        let opts = RunOptions {
+            trace: Trace::off(),
+            report: false,
+        };
+        std::hint::black_box(run_detailed(&p, 1, opts).metrics.timeouts);
+        best_off = best_off.min(t0.elapsed().as_secs_f64());
+    }
+    let r = out.expect("ran");
+    let m = &r.metrics;
+    let frac = m.timeouts as f64 / m.requests as f64;
+    println!("vtsim connpool Fixed as M/M/{c}+M  lam={lam} mu={mu} theta={theta}  N={n} seed=1, 1 thread");
+    println!(
+        "  wall best of 5: {best:.4} s with the trace digest, {best_off:.4} s without; {} events -> {:.2e} events/s",
+        r.output.events,
+        r.output.events as f64 / best
+    );
+    println!(
+        "  abandoned fraction {frac:.4} (Erlang-A {:.4});  mean wait (all) {:.4} s (Erlang-A {:.4})",
+        th.p_abandon,
+        m.queue_time_all_ns as f64 * 1e-9 / m.queue_time_all_n as f64,
+        th.mean_wait_all
+    );
+    let script = std::env::var("VTSIM_PEER")
+        .unwrap_or_else(|_| "/work/shared/peer/simpy_mmc_reneging.py".into());
+    let json = std::env::temp_dir().join("vtsim-peer-connpool.json");
+    let res = std::process::Command::new("python3")
+        .args([
+            &script, "--n", "200000", "--seed", "1", "--repeat", "3", "--json",
+        ])
+        .arg(&json)
+        .output();
+    match res {
+        Ok(o) if o.status.success() => {
+            print!(
+                "  SimPy: {}",
+                String::from_utf8_lossy(&o.stdout).replace('\n', "\n  ")
+            );
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&json).expect("peer json"))
+                    .expect("peer json parses");
+            let wall = v["wall_s_best"].as_f64().expect("wall_s_best");
+            println!(
+                "\n  speed ratio (SimPy best wall / vtsim best wall, same 200,000 customers): {:.0}x with the digest, {:.0}x without",
+                wall / best,
+                wall / best_off
+            );
+        }
+        Ok(o) => println!(
+            "  SimPy peer failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => println!("  SimPy peer not run: {e}"),
+    }
+}

@@ -1,0 +1,491 @@
+//! Parameters of the connection-pool model, with defaults and where each comes from.
+//!
+//! Sources: `ref §C.x` is `reference/vitess-semantics.md` §C (the real smartconnpool code),
+//! `spec` is `spec/connpool.md`, `seed` is `seeds/001_cf825ae446950e81.txt` (github/vitess-gh
+//! PR #241). Values marked *[inferred]* are modelling choices with no source in the code.
+//! Every enum is internally tagged (`kind`) so sweeps can override fields through JSON.
+
+use crate::model::rollout::DurationDist;
+use crate::sim::SimDuration;
+use serde::{Deserialize, Serialize};
+
+/// Parameters of the connpool model (`spec/connpool.md`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnPoolParams {
+    /// Which waitlist code runs (spec table "Variants").
+    #[serde(default)]
+    pub variant: Variant,
+    /// The pool: capacity, dial latency, setting round trips, workers.
+    #[serde(default)]
+    pub pool: PoolParams,
+    /// Costs of `wl.mu` and of goroutine scheduling.
+    #[serde(default)]
+    pub costs: CostParams,
+    /// The requests.
+    #[serde(default)]
+    pub workload: WorkloadParams,
+}
+
+/// The four waitlist variants of the spec's table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", deny_unknown_fields)]
+pub enum Variant {
+    /// release-22.0: no expiry check at selection, O(position) self-removal scan (ref §C.3-C.4).
+    #[default]
+    Unfixed,
+    /// Invariant A only: selection evicts expired waiters; self-removal still scans.
+    OnlyA,
+    /// Invariant B only: O(1) `RemoveIfPresent`; selection unchanged.
+    OnlyB,
+    /// A + B: the seed's backport (ref §C.8, "Semaphore-based backport").
+    Fixed,
+}
+
+impl Variant {
+    /// Selection skips (evicts) waiters already expired when examined (invariant A).
+    pub fn evicts_expired(self) -> bool {
+        matches!(self, Variant::OnlyA | Variant::Fixed)
+    }
+    /// Self-removal is O(1) (invariant B).
+    pub fn o1_removal(self) -> bool {
+        matches!(self, Variant::OnlyB | Variant::Fixed)
+    }
+    /// All four, in the order of the spec's table.
+    pub const ALL: [Variant; 4] = [
+        Variant::Unfixed,
+        Variant::OnlyA,
+        Variant::OnlyB,
+        Variant::Fixed,
+    ];
+    /// The name as written in model files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Unfixed => "Unfixed",
+            Variant::OnlyA => "OnlyA",
+            Variant::OnlyB => "OnlyB",
+            Variant::Fixed => "Fixed",
+        }
+    }
+}
+
+/// The pool (`ConnPool`, ref §C.1-C.2, §C.5).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolParams {
+    /// Capacity C: at most C connections exist (`active <= capacity`). Default 20 (TxPool
+    /// default size, ref §C.2; the seed's A/B harness).
+    #[serde(default = "d_capacity")]
+    pub capacity: u32,
+    /// Connections dialled at start (idle on the clean stack). Default 0: the pool starts
+    /// empty and `getNew` dials on demand (ref §C.2 step 2).
+    #[serde(default)]
+    pub prefill: u32,
+    /// Time to dial a new MySQL connection (`connNew`, synchronous in the caller, ref §C.2).
+    /// Default 1ms + Exp(1ms) *[inferred: local MySQL handshake]*.
+    #[serde(default = "d_dial")]
+    pub dial_latency: DurationDist,
+    /// One MySQL round trip for `ResetSetting` or `ApplySetting` (`execOnce`, ref §C.2
+    /// "Setting cost model"). Default 500us *[inferred]*.
+    #[serde(default = "d_rtt")]
+    pub setting_rtt: DurationDist,
+    /// `maxAge`: a waiter skipped more than this many times is served next (ref §C.4: 8).
+    #[serde(default = "d_max_age")]
+    pub max_age: u32,
+    /// Period of the starvation worker (ref §C.5: 100 ms, #17675). `0s` disables it.
+    #[serde(default = "d_starvation")]
+    pub starvation_interval: SimDuration,
+    /// A request whose acquisition deadline passed before its query starts fails at once and
+    /// returns the connection (spec "Pool"; ref §C.6: `execOnce` with an expired ctx). False:
+    /// a post-deadline acquisition still runs its query (a TxPool caller whose request ctx
+    /// outlives the 1 s pool timeout); it is then a late completion, never goodput.
+    #[serde(default = "d_true")]
+    pub query_checks_deadline: bool,
+}
+
+/// `wl.mu` hold times and the Go scheduler's wake-up latency.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CostParams {
+    /// Fixed part of every `wl.mu` critical section: lock, unlock, a contended handoff, the
+    /// O(1) list work (spec "The mutex is the heart of the model"). Default 200ns *[inferred:
+    /// an uncontended Lock/Unlock pair is ~20 ns; a starvation-mode handoff to a parked
+    /// goroutine costs more]*.
+    #[serde(default = "d_base")]
+    pub base: SimDuration,
+    /// Added per list node a critical section visits (pointer chase through `sync.Pool`
+    /// recycled elements, mostly cache misses at depth in the thousands). Default 40ns
+    /// *[inferred: "tens of nanoseconds per node", spec]*.
+    #[serde(default = "d_per_node")]
+    pub per_node: SimDuration,
+    /// From a waiter's goroutine becoming runnable (handoff notify or ctx.Done) to it running
+    /// (`sema.notify` + helper goroutine + select, ref §C.3). Default Exp(mean 50us)
+    /// *[inferred: Go scheduling latency on a loaded vttablet]*.
+    #[serde(default = "d_wakeup")]
+    pub wakeup_latency: DurationDist,
+}
+
+/// The requests: arrivals, deadlines, settings, service times.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadParams {
+    /// Open-loop Poisson stages or closed-loop clients.
+    #[serde(default)]
+    pub arrivals: Arrivals,
+    /// Multiplies the load of every open-loop stage (the sweep knob of `pool-overload`).
+    /// Default 1.
+    #[serde(default = "d_one")]
+    pub load_scale: f64,
+    /// Acquisition deadline (the ctx of `Get`) measured from arrival: a weighted mix.
+    /// Default 75 % 1 s, 25 % 150 ms (the seed's A/B harness, ref §C.9).
+    #[serde(default = "d_deadlines")]
+    pub deadline: Vec<Weighted>,
+    /// Weights of the settings a request carries: index 0 is no setting (nil), 1 is s1...
+    /// (at most 8). Default `[1.0]`: every request without a setting.
+    #[serde(default = "d_settings")]
+    pub settings: Vec<f64>,
+    /// How long a query holds its connection. Default exponential, mean 10 ms (seed harness).
+    #[serde(default = "d_service")]
+    pub service: DurationDist,
+    /// After the last stage no request arrives; the run goes on this long (or until nothing
+    /// is in flight) so that queued requests finish. Metrics per stage count only completions
+    /// inside the stage. Default 2s.
+    #[serde(default = "d_drain")]
+    pub drain: SimDuration,
+}
+
+/// One part of a mix.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Weighted {
+    /// Relative weight (> 0).
+    pub weight: f64,
+    /// The distribution of this part.
+    pub value: DurationDist,
+}
+
+/// How requests arrive.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", deny_unknown_fields)]
+pub enum Arrivals {
+    /// Poisson arrivals whose rate follows `stages`.
+    OpenLoop {
+        /// Stages in order; each has rate `load × capacity / mean service`.
+        stages: Vec<Stage>,
+        /// Stop arriving after this many requests (the peer benchmark: 200,000). Default none.
+        #[serde(default)]
+        requests: Option<u64>,
+    },
+    /// `clients` clients, each issuing one request, waiting for its outcome, thinking, again.
+    ClosedLoop {
+        /// Number of clients.
+        clients: u32,
+        /// Think time between a request's outcome and the client's next request.
+        think: DurationDist,
+        /// Length of the (single) stage.
+        duration: SimDuration,
+    },
+}
+
+/// One stage of an open-loop profile.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stage {
+    /// Offered load as a multiple of the pool's service capacity (capacity / mean service).
+    pub load: f64,
+    /// Stage length.
+    pub duration: SimDuration,
+}
+
+impl Default for Arrivals {
+    fn default() -> Self {
+        Arrivals::OpenLoop {
+            stages: vec![Stage {
+                load: 0.8,
+                duration: SimDuration::from_secs(10),
+            }],
+            requests: None,
+        }
+    }
+}
+
+fn d_one() -> f64 {
+    1.0
+}
+fn d_true() -> bool {
+    true
+}
+fn d_capacity() -> u32 {
+    20
+}
+fn d_max_age() -> u32 {
+    8
+}
+fn d_dial() -> DurationDist {
+    DurationDist::ShiftedExponential {
+        min: SimDuration::from_millis(1),
+        mean: SimDuration::from_millis(1),
+    }
+}
+fn d_rtt() -> DurationDist {
+    DurationDist::fixed(SimDuration::from_nanos(500_000))
+}
+fn d_starvation() -> SimDuration {
+    SimDuration::from_millis(100)
+}
+fn d_base() -> SimDuration {
+    SimDuration::from_nanos(200)
+}
+fn d_per_node() -> SimDuration {
+    SimDuration::from_nanos(40)
+}
+fn d_wakeup() -> DurationDist {
+    exp(SimDuration::from_nanos(50_000))
+}
+fn d_deadlines() -> Vec<Weighted> {
+    vec![
+        Weighted {
+            weight: 0.75,
+            value: DurationDist::fixed(SimDuration::from_secs(1)),
+        },
+        Weighted {
+            weight: 0.25,
+            value: DurationDist::fixed(SimDuration::from_millis(150)),
+        },
+    ]
+}
+fn d_settings() -> Vec<f64> {
+    vec![1.0]
+}
+fn d_service() -> DurationDist {
+    exp(SimDuration::from_millis(10))
+}
+fn d_drain() -> SimDuration {
+    SimDuration::from_secs(2)
+}
+
+/// An exponential duration with mean `mean`.
+pub fn exp(mean: SimDuration) -> DurationDist {
+    DurationDist::ShiftedExponential {
+        min: SimDuration::ZERO,
+        mean,
+    }
+}
+
+/// The mean of a duration distribution, in seconds.
+pub fn mean_s(d: &DurationDist) -> f64 {
+    match d {
+        DurationDist::Fixed { value } => value.as_secs_f64(),
+        DurationDist::Uniform { min, max } => {
+            (min.as_secs_f64() + max.as_secs_f64().max(min.as_secs_f64())) / 2.0
+        }
+        DurationDist::ShiftedExponential { min, mean } => min.as_secs_f64() + mean.as_secs_f64(),
+    }
+}
+
+impl Default for PoolParams {
+    fn default() -> Self {
+        PoolParams {
+            capacity: d_capacity(),
+            prefill: 0,
+            dial_latency: d_dial(),
+            setting_rtt: d_rtt(),
+            max_age: d_max_age(),
+            starvation_interval: d_starvation(),
+            query_checks_deadline: true,
+        }
+    }
+}
+
+impl Default for CostParams {
+    fn default() -> Self {
+        CostParams {
+            base: d_base(),
+            per_node: d_per_node(),
+            wakeup_latency: d_wakeup(),
+        }
+    }
+}
+
+impl Default for WorkloadParams {
+    fn default() -> Self {
+        WorkloadParams {
+            arrivals: Arrivals::default(),
+            load_scale: 1.0,
+            deadline: d_deadlines(),
+            settings: d_settings(),
+            service: d_service(),
+            drain: d_drain(),
+        }
+    }
+}
+
+impl Default for ConnPoolParams {
+    fn default() -> Self {
+        ConnPoolParams {
+            variant: Variant::Unfixed,
+            pool: PoolParams::default(),
+            costs: CostParams::default(),
+            workload: WorkloadParams::default(),
+        }
+    }
+}
+
+fn err<T>(path: &str, expected: &str) -> Result<T, (String, String)> {
+    Err((path.to_string(), expected.to_string()))
+}
+
+fn check_dist(d: &DurationDist, path: &str) -> Result<(), (String, String)> {
+    if let DurationDist::Uniform { min, max } = d {
+        if max < min {
+            return err(&format!("{path}.max"), "a duration >= min");
+        }
+    }
+    Ok(())
+}
+
+impl ConnPoolParams {
+    /// The stages: open-loop stages, or the closed loop's single stage.
+    pub fn stages(&self) -> Vec<Stage> {
+        match &self.workload.arrivals {
+            Arrivals::OpenLoop { stages, .. } => stages.clone(),
+            Arrivals::ClosedLoop { duration, .. } => vec![Stage {
+                load: f64::NAN,
+                duration: *duration,
+            }],
+        }
+    }
+
+    /// Arrival rate (per second) of a stage with the given load (times `load_scale`).
+    pub fn rate_of(&self, load: f64) -> f64 {
+        load * self.workload.load_scale * self.pool.capacity as f64 / mean_s(&self.workload.service)
+    }
+
+    /// An Erlang-A (M/M/c+M) queue as a `Fixed` pool: zero mutex cost, zero wake-up latency,
+    /// zero dial latency, one setting, exponential service (rate `mu`) and exponential
+    /// patience (rate `theta`), Poisson arrivals at `lam`, `requests` customers.
+    pub fn erlang_a(lam: f64, mu: f64, c: u32, theta: f64, requests: u64) -> Self {
+        let service = exp(SimDuration::from_secs_f64(1.0 / mu));
+        let load = lam / (c as f64 * mu);
+        ConnPoolParams {
+            variant: Variant::Fixed,
+            pool: PoolParams {
+                capacity: c,
+                prefill: c,
+                dial_latency: DurationDist::fixed(SimDuration::ZERO),
+                setting_rtt: DurationDist::fixed(SimDuration::ZERO),
+                max_age: d_max_age(),
+                starvation_interval: SimDuration::ZERO,
+                query_checks_deadline: true,
+            },
+            costs: CostParams {
+                base: SimDuration::ZERO,
+                per_node: SimDuration::ZERO,
+                wakeup_latency: DurationDist::fixed(SimDuration::ZERO),
+            },
+            workload: WorkloadParams {
+                arrivals: Arrivals::OpenLoop {
+                    stages: vec![Stage {
+                        load,
+                        duration: SimDuration::from_secs(1_000_000_000),
+                    }],
+                    requests: Some(requests),
+                },
+                load_scale: 1.0,
+                deadline: vec![Weighted {
+                    weight: 1.0,
+                    value: exp(SimDuration::from_secs_f64(1.0 / theta)),
+                }],
+                settings: vec![1.0],
+                service,
+                drain: SimDuration::ZERO,
+            },
+        }
+    }
+
+    /// Check what serde cannot. `Err((field path, what was expected))`.
+    pub fn check(&self) -> Result<(), (String, String)> {
+        let p = &self.pool;
+        if p.capacity == 0 {
+            return err("pool.capacity", "at least 1 connection");
+        }
+        if p.prefill > p.capacity {
+            return err("pool.prefill", "at most pool.capacity connections");
+        }
+        check_dist(&p.dial_latency, "pool.dial_latency")?;
+        check_dist(&p.setting_rtt, "pool.setting_rtt")?;
+        check_dist(&self.costs.wakeup_latency, "costs.wakeup_latency")?;
+        let w = &self.workload;
+        if !(w.load_scale >= 0.0 && w.load_scale.is_finite()) {
+            return err("workload.load_scale", "a finite multiplier >= 0");
+        }
+        if w.deadline.is_empty() {
+            return err("workload.deadline", "at least one (weight, value) part");
+        }
+        for (i, part) in w.deadline.iter().enumerate() {
+            if !(part.weight > 0.0 && part.weight.is_finite()) {
+                return err(
+                    &format!("workload.deadline[{i}].weight"),
+                    "a finite weight > 0",
+                );
+            }
+            check_dist(&part.value, &format!("workload.deadline[{i}].value"))?;
+        }
+        if w.settings.is_empty() || w.settings.len() > 9 {
+            return err(
+                "workload.settings",
+                "1 to 9 weights (nil, then at most 8 settings)",
+            );
+        }
+        if w.settings.iter().any(|x| !(*x >= 0.0 && x.is_finite()))
+            || w.settings.iter().sum::<f64>() <= 0.0
+        {
+            return err(
+                "workload.settings",
+                "finite weights >= 0 with a positive sum",
+            );
+        }
+        check_dist(&w.service, "workload.service")?;
+        if mean_s(&w.service) <= 0.0 {
+            return err("workload.service", "a distribution with a mean > 0");
+        }
+        match &w.arrivals {
+            Arrivals::OpenLoop { stages, requests } => {
+                if stages.is_empty() {
+                    return err("workload.arrivals.stages", "at least one stage");
+                }
+                for (i, s) in stages.iter().enumerate() {
+                    if !(s.load >= 0.0 && s.load.is_finite()) {
+                        return err(
+                            &format!("workload.arrivals.stages[{i}].load"),
+                            "a finite load >= 0",
+                        );
+                    }
+                    if s.duration == SimDuration::ZERO {
+                        return err(
+                            &format!("workload.arrivals.stages[{i}].duration"),
+                            "a duration > 0",
+                        );
+                    }
+                }
+                if *requests == Some(0) {
+                    return err("workload.arrivals.requests", "at least 1 request");
+                }
+            }
+            Arrivals::ClosedLoop {
+                clients,
+                think,
+                duration,
+            } => {
+                if *clients == 0 {
+                    return err("workload.arrivals.clients", "at least 1 client");
+                }
+                check_dist(think, "workload.arrivals.think")?;
+                if *duration == SimDuration::ZERO {
+                    return err("workload.arrivals.duration", "a duration > 0");
+                }
+            }
+        }
+        Ok(())
+    }
+}
