@@ -6,6 +6,7 @@
 //! so every model is monomorphised (no `dyn` in the hot loop).
 
 pub mod hold;
+pub mod proxysql;
 pub mod rollout;
 
 use crate::sim::Trace;
@@ -114,6 +115,8 @@ pub enum WorldSpec {
     Rollout(rollout::RolloutParams),
     /// The hold model of event-set benchmarks (a kernel fixture).
     Hold(hold::HoldParams),
+    /// ProxySQL reader routing when replicas die (`spec/proxysql.md`).
+    Proxysql(proxysql::ProxysqlParams),
 }
 
 macro_rules! dispatch {
@@ -129,6 +132,11 @@ macro_rules! dispatch {
                 type M = hold::Hold;
                 $body
             }
+            WorldSpec::Proxysql($p) => {
+                #[allow(dead_code)]
+                type M = proxysql::Proxysql;
+                $body
+            }
         }
     };
 }
@@ -139,6 +147,7 @@ impl WorldSpec {
         match self {
             WorldSpec::Rollout(_) => "Rollout",
             WorldSpec::Hold(_) => "Hold",
+            WorldSpec::Proxysql(_) => "Proxysql",
         }
     }
     /// See [`Model::validate`].
@@ -165,6 +174,9 @@ impl WorldSpec {
             }
             WorldSpec::Hold(_) => {
                 WorldSpec::Hold(serde_json::from_value(v).map_err(|e| e.to_string())?)
+            }
+            WorldSpec::Proxysql(_) => {
+                WorldSpec::Proxysql(serde_json::from_value(v).map_err(|e| e.to_string())?)
             }
         })
     }
