@@ -182,10 +182,40 @@ fn ron_options() -> ron::Options {
 
 /// Models built into the binary, by file name, so the README's main job runs on a fresh
 /// machine from any directory.
-pub const EMBEDDED_MODELS: &[(&str, &str)] = &[(
-    "hold-fixture.ron",
-    include_str!("../../models/hold-fixture.ron"),
-)];
+pub const EMBEDDED_MODELS: &[(&str, &str)] = &[
+    (
+        "hold-fixture.ron",
+        include_str!("../../models/hold-fixture.ron"),
+    ),
+    (
+        "proxysql-lab.ron",
+        include_str!("../../models/proxysql-lab.ron"),
+    ),
+    (
+        "proxysql-reader-fallback.ron",
+        include_str!("../../models/proxysql-reader-fallback.ron"),
+    ),
+    (
+        "proxysql-seed-1-idle-replica-dies.ron",
+        include_str!("../../models/proxysql-seed-1-idle-replica-dies.ron"),
+    ),
+    (
+        "proxysql-seed-2-read-replica-dies.ron",
+        include_str!("../../models/proxysql-seed-2-read-replica-dies.ron"),
+    ),
+    (
+        "proxysql-seed-3-both-replicas-die.ron",
+        include_str!("../../models/proxysql-seed-3-both-replicas-die.ron"),
+    ),
+    (
+        "proxysql-seed-4-writer-is-also-reader.ron",
+        include_str!("../../models/proxysql-seed-4-writer-is-also-reader.ron"),
+    ),
+    (
+        "proxysql-seed-5-writer-into-readers.ron",
+        include_str!("../../models/proxysql-seed-5-writer-into-readers.ron"),
+    ),
+];
 
 fn read(path: &Path) -> Result<String, InputError> {
     std::fs::read_to_string(path).map_err(|e| InputError::file(path, format!("cannot read: {e}")))
