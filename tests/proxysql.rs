@@ -407,3 +407,41 @@ fn sweeps_override_params_through_json() {
     assert_eq!(p.variables.connect_timeout_server_max, secs(2));
     assert_eq!(p.hosts().len(), 4);
 }
+
+#[test]
+fn dead_writer_is_demoted_by_read_only_timeouts_and_writes_wait_for_the_promotion() {
+    // Ref §1.6: three timeout-class read_only failures ⇒ read_only=1 ⇒ the dead writer is
+    // moved to the reader hostgroup (ONLINE), the writer hostgroup is empty and writes wait
+    // out connect_timeout_server_max (ERR 9001) until the promoted replica is copied in by
+    // the next read_only round.
+    let mut p = load("proxysql-lab.ron");
+    p.actions = vec![
+        ScriptedAction {
+            at: secs(10),
+            action: Action::Kill {
+                host: "mysql-1".into(),
+            },
+        },
+        ScriptedAction {
+            at: secs(25),
+            action: Action::Promote {
+                host: "mysql-2".into(),
+            },
+        },
+    ];
+    p.horizon = secs(40);
+    for seed in 1..=3 {
+        let r = run(&p, seed);
+        assert!(r.world.clients[0].errors_9001 >= 1, "seed {seed}");
+        for i in 11..25 {
+            assert_eq!(sec(&r, 0, i).0, 0, "seed {seed}: writes in second {i}");
+        }
+        // Promoted at 25 s; the read_only loop (1 s) copies it into hostgroup 10.
+        assert!(sec(&r, 0, 25).0 > 0, "seed {seed}");
+        assert_eq!(r.world.status(10, "mysql-2"), Some(Status::Online));
+        assert_eq!(r.world.status(10, "mysql-1"), None);
+        assert!(r.world.status(20, "mysql-1").is_some());
+        assert_eq!(r.world.status(20, "mysql-2"), None, "lab: wiao=false");
+        assert_eq!(metric(&r, "reads_lost"), 0.0);
+    }
+}

@@ -471,7 +471,6 @@ impl ProxysqlWorld {
             );
         }
         if !hung_only {
-            let entries = &self.hgm.entries;
             let mut stale_trx = vec![];
             for (ci, c) in self.clients.iter().enumerate() {
                 for (ti, th) in c.threads.iter().enumerate() {
@@ -482,7 +481,6 @@ impl ProxysqlWorld {
                     }
                 }
             }
-            let _ = entries;
             for (ci, ti) in stale_trx {
                 if let Some(tc) = self.clients[ci].threads[ti].trx_conn.as_mut() {
                     tc.stale = true;
