@@ -206,6 +206,34 @@ pub const EMBEDDED_MODELS: &[(&str, &str)] = &[
         "connpool-default.ron",
         include_str!("../../models/connpool-default.ron"),
     ),
+    (
+        "proxysql-lab.ron",
+        include_str!("../../models/proxysql-lab.ron"),
+    ),
+    (
+        "proxysql-reader-fallback.ron",
+        include_str!("../../models/proxysql-reader-fallback.ron"),
+    ),
+    (
+        "proxysql-seed-1-idle-replica-dies.ron",
+        include_str!("../../models/proxysql-seed-1-idle-replica-dies.ron"),
+    ),
+    (
+        "proxysql-seed-2-read-replica-dies.ron",
+        include_str!("../../models/proxysql-seed-2-read-replica-dies.ron"),
+    ),
+    (
+        "proxysql-seed-3-both-replicas-die.ron",
+        include_str!("../../models/proxysql-seed-3-both-replicas-die.ron"),
+    ),
+    (
+        "proxysql-seed-4-writer-is-also-reader.ron",
+        include_str!("../../models/proxysql-seed-4-writer-is-also-reader.ron"),
+    ),
+    (
+        "proxysql-seed-5-writer-into-readers.ron",
+        include_str!("../../models/proxysql-seed-5-writer-into-readers.ron"),
+    ),
 ];
 
 fn read(path: &Path) -> Result<String, InputError> {

@@ -7,6 +7,7 @@
 
 pub mod connpool;
 pub mod hold;
+pub mod proxysql;
 pub mod rollout;
 pub mod site_poller;
 
@@ -120,6 +121,8 @@ pub enum WorldSpec {
     SitePoller(site_poller::SitePollerParams),
     /// smartconnpool waiters with heterogeneous deadlines (`spec/connpool.md`).
     ConnPool(connpool::ConnPoolParams),
+    /// ProxySQL reader routing when replicas die (`spec/proxysql.md`).
+    Proxysql(proxysql::ProxysqlParams),
 }
 
 macro_rules! dispatch {
@@ -145,6 +148,11 @@ macro_rules! dispatch {
                 type M = connpool::ConnPool;
                 $body
             }
+            WorldSpec::Proxysql($p) => {
+                #[allow(dead_code)]
+                type M = proxysql::Proxysql;
+                $body
+            }
         }
     };
 }
@@ -157,6 +165,7 @@ impl WorldSpec {
             WorldSpec::Hold(_) => "Hold",
             WorldSpec::SitePoller(_) => "SitePoller",
             WorldSpec::ConnPool(_) => "ConnPool",
+            WorldSpec::Proxysql(_) => "Proxysql",
         }
     }
     /// See [`Model::validate`].
@@ -189,6 +198,9 @@ impl WorldSpec {
             }
             WorldSpec::ConnPool(_) => {
                 WorldSpec::ConnPool(serde_json::from_value(v).map_err(|e| e.to_string())?)
+            }
+            WorldSpec::Proxysql(_) => {
+                WorldSpec::Proxysql(serde_json::from_value(v).map_err(|e| e.to_string())?)
             }
         })
     }

@@ -1,0 +1,509 @@
+//! Closed-loop sysbench threads and the ProxySQL session that serves each of them: routing
+//! (query rules, `transaction_persistent`), connection acquisition (`CONNECTING_SERVER`,
+//! ref §1.5: retries, `connect_timeout_server`, `connect_timeout_server_max` → ERR 9001),
+//! statement execution on pooled backend connections, `query_retries_on_failure`, and
+//! sysbench's `--mysql-ignore-errors=all` (a failed event restarts at once).
+
+use super::event::Event;
+use super::hostgroups::Status;
+use super::params::Latency;
+use super::world::{HostState, ProxysqlWorld};
+use crate::sim::rng::below;
+use crate::sim::{Scheduler, SimRng, SimTime};
+
+/// A statement of a sysbench event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stmt {
+    /// `BEGIN`.
+    Begin,
+    /// A point or range `SELECT`.
+    Select,
+    /// `UPDATE`.
+    Update,
+    /// `DELETE`.
+    Delete,
+    /// `INSERT`.
+    Insert,
+    /// `COMMIT`.
+    Commit,
+}
+
+impl Stmt {
+    /// First word of the digest.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Stmt::Begin => "BEGIN",
+            Stmt::Select => "SELECT",
+            Stmt::Update => "UPDATE",
+            Stmt::Delete => "DELETE",
+            Stmt::Insert => "INSERT",
+            Stmt::Commit => "COMMIT",
+        }
+    }
+}
+
+/// A backend connection a session holds.
+#[derive(Clone, Copy, Debug)]
+pub struct Conn {
+    /// Its `MySrvC` entry.
+    pub entry: u32,
+    /// Its server died or restarted since it was opened (the next statement on it fails).
+    pub stale: bool,
+}
+
+/// What a thread waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pending {
+    /// Start the current statement.
+    Idle,
+    /// Try to acquire a connection again (after `connect_retries_delay`).
+    Acquire,
+    /// A new backend connection to `entry` completes (`ok`) or fails.
+    Connect {
+        /// Entry.
+        entry: u32,
+        /// Succeeds.
+        ok: bool,
+    },
+    /// The statement on `entry` completes (`ok`) or fails (2013).
+    Query {
+        /// Entry.
+        entry: u32,
+        /// Succeeds.
+        ok: bool,
+    },
+    /// The statement hangs on a black-holed server (no event pending).
+    Hung {
+        /// Entry.
+        entry: u32,
+    },
+}
+
+/// One sysbench thread (and its ProxySQL session).
+pub struct Thread {
+    /// Generation of the pending step.
+    pub gen: u32,
+    /// What it waits for.
+    pub pending: Pending,
+    /// Position in the script.
+    pub stmt: u16,
+    /// Destination hostgroup of the current statement.
+    pub hg: u32,
+    /// `max_connect_time` of the current acquisition.
+    pub deadline: SimTime,
+    /// Connect retries left.
+    pub retries_left: u32,
+    /// Query retries left.
+    pub query_retries_left: u32,
+    /// Connection carrying the current statement.
+    pub conn: Option<Conn>,
+    /// The current statement runs on the transaction's connection.
+    pub on_trx: bool,
+    /// Connection held by an open transaction.
+    pub trx_conn: Option<Conn>,
+    /// A transaction is open.
+    pub in_trx: bool,
+    /// `transaction_persistent_hostgroup`.
+    pub pinned: Option<u32>,
+    /// Its stream (`"sysbench"`, client << 16 | thread): latencies and server picks.
+    pub rng: SimRng,
+}
+
+impl Thread {
+    /// A thread about to start.
+    pub fn new(rng: SimRng) -> Self {
+        Thread {
+            gen: 0,
+            pending: Pending::Idle,
+            stmt: 0,
+            hg: 0,
+            deadline: SimTime::ZERO,
+            retries_left: 0,
+            query_retries_left: 0,
+            conn: None,
+            on_trx: false,
+            trx_conn: None,
+            in_trx: false,
+            pinned: None,
+            rng,
+        }
+    }
+}
+
+/// One second of a client's report.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sec {
+    /// Events (transactions) completed.
+    pub tx: u32,
+    /// Statements completed.
+    pub q: u32,
+    /// Errors (failed events).
+    pub err: u32,
+}
+
+/// A sysbench client.
+pub struct ClientState {
+    /// Statements of one event.
+    pub script: Vec<Stmt>,
+    /// Unpinned destination of each statement.
+    pub routes: Vec<u32>,
+    /// Read-only client (no writes): its errors are reads lost.
+    pub reader: bool,
+    /// Start time.
+    pub start: SimTime,
+    /// Threads.
+    pub threads: Vec<Thread>,
+    /// Per-second counters from `start`.
+    pub secs: Vec<Sec>,
+    /// Events completed.
+    pub tx: u64,
+    /// Statements completed.
+    pub queries: u64,
+    /// Errors returned to the client.
+    pub errors: u64,
+    /// ... of which ERR 9001 (max connect timeout).
+    pub errors_9001: u64,
+    /// ... of which a backend connect error after the retries (2003/2005).
+    pub errors_backend: u64,
+    /// ... of which 2013 Lost connection (not retried or retried and failed again).
+    pub errors_lost: u64,
+}
+
+impl ClientState {
+    #[inline]
+    fn sec(&mut self, now: SimTime) -> &mut Sec {
+        let i = (now.since(self.start).as_nanos() / 1_000_000_000) as usize;
+        if i >= self.secs.len() {
+            self.secs.resize(i + 1, Sec::default());
+        }
+        &mut self.secs[i]
+    }
+}
+
+/// Client-visible error classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ClientErr {
+    MaxConnectTimeout,
+    Backend,
+    Lost,
+}
+
+impl ProxysqlWorld {
+    #[inline]
+    fn sched(&mut self, c: usize, t: usize, at: SimTime, p: Pending, s: &mut Scheduler<Event>) {
+        let th = &mut self.clients[c].threads[t];
+        th.gen += 1;
+        th.pending = p;
+        s.at(
+            at,
+            Event::Step {
+                client: c as u8,
+                thread: t as u16,
+                gen: th.gen,
+            },
+        );
+    }
+
+    /// The thread's pending step is due.
+    pub(crate) fn step(&mut self, c: usize, t: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        match self.clients[c].threads[t].pending {
+            Pending::Idle => self.start_stmt(c, t, now, s),
+            Pending::Acquire => self.acquire(c, t, now, s),
+            Pending::Connect { entry, ok } => self.connect_done(c, t, entry as usize, ok, now, s),
+            Pending::Query { entry, ok } => self.query_done(c, t, entry as usize, ok, now, s),
+            Pending::Hung { .. } => {}
+        }
+    }
+
+    fn start_stmt(&mut self, c: usize, t: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        let cl = &self.clients[c];
+        let th = &cl.threads[t];
+        let hg = th.pinned.unwrap_or(cl.routes[th.stmt as usize]);
+        let trx = th
+            .trx_conn
+            .filter(|tc| self.hgm.entries[tc.entry as usize].hg == hg);
+        let th = &mut self.clients[c].threads[t];
+        th.hg = hg;
+        th.query_retries_left = self.p.variables.query_retries_on_failure;
+        if let Some(tc) = trx {
+            th.conn = Some(tc);
+            th.on_trx = true;
+            self.run_query(c, t, now, s);
+        } else {
+            th.on_trx = false;
+            th.deadline = now + self.rt.cts_max;
+            th.retries_left = self.rt.connect_retries;
+            self.acquire(c, t, now, s);
+        }
+    }
+
+    /// One pass of `CONNECTING_SERVER`: pick a server (lazy unshun inside), take a pooled
+    /// connection or open one.
+    fn acquire(&mut self, c: usize, t: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        let (deadline, hg) = {
+            let th = &self.clients[c].threads[t];
+            (th.deadline, th.hg)
+        };
+        if now >= deadline {
+            return self.client_error(c, t, ClientErr::MaxConnectTimeout, now, s);
+        }
+        let wall = self.wall(now);
+        let waits = self.rt.unshun_waits();
+        let rec = self.rt.shun_recovery_time_sec != 0;
+        let all = self.p.variables.unshun_algorithm == 1;
+        let th = &mut self.clients[c].threads[t];
+        let pick = self.hgm.pick(
+            hg,
+            now,
+            wall,
+            waits,
+            rec,
+            all,
+            &mut th.rng,
+            &mut self.unshuns,
+        );
+        let Some(e) = pick else {
+            let at = (now + self.p.variables.connect_retries_delay).min(deadline);
+            return self.sched(c, t, at, Pending::Acquire, s);
+        };
+        let entry = &mut self.hgm.entries[e];
+        let pooled = entry.free + entry.stale;
+        if pooled > 0 {
+            let stale = below(&mut th.rng, pooled as u64) < entry.stale as u64;
+            if stale {
+                entry.stale -= 1;
+            } else {
+                entry.free -= 1;
+            }
+            entry.used += 1;
+            th.conn = Some(Conn {
+                entry: e as u32,
+                stale,
+            });
+            return self.run_query(c, t, now, s);
+        }
+        let n = &self.p.network;
+        let cap = self.rt.cts.min(deadline.since(now));
+        let (ok, lat) = match self.hosts[entry.host as usize].state {
+            HostState::Up if n.connect_latency <= cap => (true, n.connect_latency),
+            HostState::Up | HostState::Dark => (false, cap),
+            HostState::Refused => (false, n.refused_latency.min(cap)),
+        };
+        self.sched(
+            c,
+            t,
+            now + lat,
+            Pending::Connect {
+                entry: e as u32,
+                ok,
+            },
+            s,
+        );
+    }
+
+    fn connect_done(
+        &mut self,
+        c: usize,
+        t: usize,
+        e: usize,
+        ok: bool,
+        now: SimTime,
+        s: &mut Scheduler<Event>,
+    ) {
+        let host = self.hgm.entries[e].host as usize;
+        if ok && self.hosts[host].state == HostState::Up {
+            self.hgm.entries[e].used += 1;
+            self.clients[c].threads[t].conn = Some(Conn {
+                entry: e as u32,
+                stale: false,
+            });
+            return self.run_query(c, t, now, s);
+        }
+        self.connect_errors += 1;
+        let wall = self.wall(now);
+        let thr = self.rt.shun_threshold();
+        let name = self.names[host].clone();
+        if self.hgm.connect_error(e, wall, thr, now, &name) {
+            self.traffic_shuns += 1;
+        }
+        let th = &mut self.clients[c].threads[t];
+        if th.retries_left == 0 {
+            return self.client_error(c, t, ClientErr::Backend, now, s);
+        }
+        th.retries_left -= 1;
+        let at = (now + self.p.variables.connect_retries_delay).min(th.deadline);
+        self.sched(c, t, at, Pending::Acquire, s);
+    }
+
+    fn run_query(&mut self, c: usize, t: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        let conn = self.clients[c].threads[t].conn.expect("a connection");
+        let e = conn.entry;
+        let state = self.hosts[self.hgm.entries[e as usize].host as usize].state;
+        match state {
+            HostState::Dark => {
+                let th = &mut self.clients[c].threads[t];
+                th.gen += 1;
+                th.pending = Pending::Hung { entry: e };
+            }
+            HostState::Refused => {
+                let at = now + self.p.network.dead_connection_latency;
+                self.sched(
+                    c,
+                    t,
+                    at,
+                    Pending::Query {
+                        entry: e,
+                        ok: false,
+                    },
+                    s,
+                )
+            }
+            HostState::Up if conn.stale => {
+                let at = now + self.p.network.dead_connection_latency;
+                self.sched(
+                    c,
+                    t,
+                    at,
+                    Pending::Query {
+                        entry: e,
+                        ok: false,
+                    },
+                    s,
+                )
+            }
+            HostState::Up => {
+                let lat = {
+                    let cl = &mut self.clients[c];
+                    let lat: &Latency = &self.p.clients[c].latency;
+                    lat.draw(&mut cl.threads[t].rng)
+                };
+                self.sched(c, t, now + lat, Pending::Query { entry: e, ok: true }, s)
+            }
+        }
+    }
+
+    /// Return a connection to its pool (destroyed when broken or its server is gone).
+    fn release(&mut self, conn: Conn) {
+        let e = &mut self.hgm.entries[conn.entry as usize];
+        e.used = e.used.saturating_sub(1);
+        let gone = e.status == Status::OfflineHard || (e.status == Status::Shunned && e.kill_all);
+        if !conn.stale && !gone && self.hosts[e.host as usize].state == HostState::Up {
+            e.free += 1;
+        }
+    }
+
+    fn destroy(&mut self, conn: Conn) {
+        let e = &mut self.hgm.entries[conn.entry as usize];
+        e.used = e.used.saturating_sub(1);
+    }
+
+    fn query_done(
+        &mut self,
+        c: usize,
+        t: usize,
+        _e: usize,
+        ok: bool,
+        now: SimTime,
+        s: &mut Scheduler<Event>,
+    ) {
+        let th = &mut self.clients[c].threads[t];
+        let conn = th.conn.take().expect("a connection");
+        let on_trx = th.on_trx;
+        th.on_trx = false;
+        if !ok {
+            if on_trx {
+                th.trx_conn = None;
+            }
+            let retry = !th.in_trx && th.query_retries_left > 0;
+            self.destroy(conn);
+            if retry {
+                let th = &mut self.clients[c].threads[t];
+                th.query_retries_left -= 1;
+                th.deadline = now + self.rt.cts_max;
+                th.retries_left = self.rt.connect_retries;
+                return self.acquire(c, t, now, s);
+            }
+            return self.client_error(c, t, ClientErr::Lost, now, s);
+        }
+        let tp = self.p.user.transaction_persistent;
+        let cl = &mut self.clients[c];
+        let stmt = cl.script[cl.threads[t].stmt as usize];
+        let th = &mut cl.threads[t];
+        match stmt {
+            Stmt::Begin => {
+                th.trx_conn = Some(conn);
+                th.in_trx = true;
+                if tp {
+                    th.pinned = Some(th.hg);
+                }
+            }
+            Stmt::Commit => {
+                th.in_trx = false;
+                th.pinned = None;
+                if let Some(tc) = th.trx_conn.take() {
+                    self.release(tc);
+                }
+                if !on_trx {
+                    self.release(conn);
+                }
+            }
+            _ => {
+                if !on_trx {
+                    self.release(conn);
+                }
+            }
+        }
+        let cl = &mut self.clients[c];
+        cl.queries += 1;
+        let reader = cl.reader;
+        let last = cl.script.len() as u16;
+        let sec = cl.sec(now);
+        sec.q += 1;
+        let th = &mut cl.threads[t];
+        th.stmt += 1;
+        if th.stmt == last {
+            th.stmt = 0;
+            cl.tx += 1;
+            cl.sec(now).tx += 1;
+        }
+        if reader {
+            if let Some((tf, _)) = self.first_fault {
+                if now.since(self.last_read_ok) > self.p.outage_gap && now > tf {
+                    self.outages.push((self.last_read_ok, now));
+                }
+            }
+            self.last_read_ok = now;
+        }
+        self.start_stmt(c, t, now, s);
+    }
+
+    /// The client gets an error: sysbench (`--mysql-ignore-errors=all`) rolls back and
+    /// restarts the event at once.
+    fn client_error(
+        &mut self,
+        c: usize,
+        t: usize,
+        kind: ClientErr,
+        now: SimTime,
+        s: &mut Scheduler<Event>,
+    ) {
+        let cl = &mut self.clients[c];
+        cl.errors += 1;
+        match kind {
+            ClientErr::MaxConnectTimeout => cl.errors_9001 += 1,
+            ClientErr::Backend => cl.errors_backend += 1,
+            ClientErr::Lost => cl.errors_lost += 1,
+        }
+        cl.sec(now).err += 1;
+        let th = &mut cl.threads[t];
+        th.stmt = 0;
+        th.in_trx = false;
+        th.pinned = None;
+        th.on_trx = false;
+        let trx = th.trx_conn.take();
+        if let Some(tc) = trx {
+            self.release(tc);
+        }
+        self.start_stmt(c, t, now, s);
+    }
+}

@@ -1,0 +1,331 @@
+//! Per-run metrics, the replay report (sysbench lines, runtime tables, log) and the artifacts
+//! (timeline CSV, per-second CSV, tps and err/s charts with the actions marked).
+
+use super::hostgroups::Status;
+use super::params::Action;
+use super::world::ProxysqlWorld;
+use crate::chart::{ChartData, Curve, CurvePoint, MarkLine};
+use crate::model::{Artifact, MetricDef};
+use crate::sim::SimTime;
+use std::fmt::Write;
+
+/// Clients with their own error column.
+pub const CLIENT_COLUMNS: usize = 4;
+
+/// The metric definitions, in order.
+pub fn defs() -> Vec<MetricDef> {
+    vec![
+        MetricDef::value("reads_lost", "errors returned to read-only clients (failed reads)"),
+        MetricDef::value("writes_lost", "errors returned to read/write clients (failed transactions)"),
+        MetricDef::value("read_errors_9001", "read errors that were ERR 9001 (max connect timeout)"),
+        MetricDef::value("read_errors_backend", "read errors after the connect retries ran out (2003/2005)"),
+        MetricDef::value("read_errors_lost", "read errors 2013 (connection lost, retry used up)"),
+        MetricDef::value("time_to_detect_s", "first fault to the first SHUNNED/removed entry of a faulted host (censored at the horizon)"),
+        MetricDef::indicator("detected", "1 when a faulted host was shunned or removed before the horizon"),
+        MetricDef::value("time_to_recover_s", "first fault to the end of the last read outage (0: no outage; censored at the horizon)"),
+        MetricDef::value("read_outage_s", "total time with no successful read after the first fault"),
+        MetricDef::value("read_tps", "mean events/s of the read-only clients"),
+        MetricDef::value("write_tps", "mean events/s of the read/write clients"),
+        MetricDef::value("errors_client_1", "errors of client 1"),
+        MetricDef::value("errors_client_2", "errors of client 2"),
+        MetricDef::value("errors_client_3", "errors of client 3"),
+        MetricDef::value("errors_client_4", "errors of client 4"),
+        MetricDef::value("traffic_shuns", "entries shunned by connect errors (shun_on_failures per second)"),
+        MetricDef::value("ping_shuns", "shun_and_killall calls that shunned an entry (missed heartbeats)"),
+        MetricDef::value("normal_unshuns", "lazy unshuns on the normal path"),
+        MetricDef::value("desperate_unshuns", "lazy unshuns on the desperate path"),
+        MetricDef::value("connect_errors", "failed backend connects"),
+        MetricDef::indicator("any_read_lost", "1 when any read failed"),
+    ]
+}
+
+/// First fault → first SHUNNED / OFFLINE_HARD of a faulted host: (seconds, detected).
+pub fn detection(w: &ProxysqlWorld, end: SimTime) -> (f64, bool) {
+    let Some((tf, hosts)) = &w.first_fault else {
+        return (0.0, false);
+    };
+    let hit = w.hgm.changes.iter().find(|c| {
+        c.t >= *tf
+            && hosts.contains(&c.host)
+            && matches!(c.to, Status::Shunned | Status::OfflineHard)
+    });
+    match hit {
+        Some(c) => (c.t.since(*tf).as_secs_f64(), true),
+        None => (end.since(*tf).as_secs_f64(), false),
+    }
+}
+
+/// The metric row.
+pub fn values(w: &ProxysqlWorld, end: SimTime) -> Vec<f64> {
+    let sum = |f: &dyn Fn(&super::client::ClientState) -> u64, reader: bool| -> f64 {
+        w.clients
+            .iter()
+            .filter(|c| c.reader == reader)
+            .map(f)
+            .sum::<u64>() as f64
+    };
+    let tps = |reader: bool| -> f64 {
+        w.clients
+            .iter()
+            .filter(|c| c.reader == reader)
+            .map(|c| {
+                let d = end.since(c.start).as_secs_f64();
+                if d > 0.0 {
+                    c.tx as f64 / d
+                } else {
+                    0.0
+                }
+            })
+            .sum::<f64>()
+            + 0.0 // an empty sum is -0.0
+    };
+    let (detect, detected) = detection(w, end);
+    let (recover, outage) = match &w.first_fault {
+        None => (0.0, 0.0),
+        Some((tf, _)) => {
+            let rec = w
+                .outages
+                .last()
+                .map(|o| o.1.since(*tf).as_secs_f64())
+                .unwrap_or(0.0);
+            let tot: f64 = w
+                .outages
+                .iter()
+                .map(|o| o.1.since(o.0.max(*tf)).as_secs_f64())
+                .sum::<f64>()
+                + 0.0;
+            (rec, tot)
+        }
+    };
+    let reads_lost = sum(&|c| c.errors, true);
+    let mut v = vec![
+        reads_lost,
+        sum(&|c| c.errors, false),
+        sum(&|c| c.errors_9001, true),
+        sum(&|c| c.errors_backend, true),
+        sum(&|c| c.errors_lost, true),
+        detect,
+        detected as u8 as f64,
+        recover,
+        outage,
+        tps(true),
+        tps(false),
+    ];
+    for i in 0..CLIENT_COLUMNS {
+        v.push(w.clients.get(i).map(|c| c.errors as f64).unwrap_or(0.0));
+    }
+    v.extend([
+        w.traffic_shuns as f64,
+        w.ping_shuns as f64,
+        w.unshuns.normal as f64,
+        w.unshuns.desperate as f64,
+        w.connect_errors as f64,
+        (reads_lost > 0.0) as u8 as f64,
+    ]);
+    v
+}
+
+/// sysbench's per-second lines of client `ci` (`[ 22s ] thds: 2 tps: … err/s: … reconn/s: …`).
+pub fn sysbench_lines(w: &ProxysqlWorld, ci: usize, end: SimTime) -> Vec<String> {
+    let c = &w.clients[ci];
+    let full = (end.since(c.start).as_nanos() / 1_000_000_000) as usize;
+    (0..full)
+        .map(|i| {
+            let s = c.secs.get(i).copied().unwrap_or_default();
+            format!(
+                "[ {}s ] thds: {} tps: {:.2} qps: {:.2} err/s: {:.2} reconn/s: 0.00",
+                i + 1,
+                c.threads.len(),
+                s.tx as f64,
+                s.q as f64,
+                s.err as f64
+            )
+        })
+        .collect()
+}
+
+/// The replay report.
+pub fn report(w: &ProxysqlWorld, values: &[f64], end: SimTime, digest: &str) -> String {
+    let p = &w.p;
+    let mut r = String::new();
+    let (nw, dw) = w.rt.unshun_waits();
+    let _ = writeln!(
+        r,
+        "ProxySQL reader routing: source {}, replicas {}; writer HG {}, reader HG {}; user {} (default HG {}, transaction_persistent={})",
+        p.servers.source,
+        p.servers.replicas.join(", "),
+        p.servers.writer_hostgroup,
+        p.servers.reader_hostgroup,
+        p.user.name,
+        p.user.default_hostgroup,
+        p.user.transaction_persistent as u8
+    );
+    let _ = writeln!(
+        r,
+        "shun at {} connect errors in one wall second; lazy unshun after > {} s (normal) / > {} s (desperate); connect_timeout_server {} / max {}; wall clock offset {:.3} s",
+        w.rt.shun_threshold(),
+        nw,
+        dw,
+        p.variables.connect_timeout_server,
+        p.variables.connect_timeout_server_max,
+        w.wall_offset as f64 / 1e9
+    );
+    let _ = writeln!(r, "\ninitial runtime_mysql_servers:");
+    let mut init = String::new();
+    let mut rows: Vec<(u32, &str)> = vec![(p.servers.writer_hostgroup, p.servers.source.as_str())];
+    if p.servers.writer_in_reader_hostgroup {
+        rows.push((p.servers.reader_hostgroup, p.servers.source.as_str()));
+    }
+    for h in &p.servers.replicas {
+        rows.push((p.servers.reader_hostgroup, h.as_str()));
+    }
+    for (hg, h) in rows {
+        let _ = writeln!(init, "  {hg:<13} {h:<9} ONLINE");
+    }
+    r.push_str(&init);
+    for a in &w.action_log {
+        let _ = writeln!(r, "\n[{:>9.3} s] {}", a.t.as_secs_f64(), a.label);
+        for l in a.table.lines() {
+            let _ = writeln!(r, "  {l}");
+        }
+    }
+    let _ = writeln!(
+        r,
+        "\nProxySQL log (first {} lines):",
+        super::hostgroups::LOG_CAP
+    );
+    for (t, l) in &w.hgm.log {
+        let _ = writeln!(r, "  {:>9.3} s  {l}", t.as_secs_f64());
+    }
+    for (ci, c) in w.clients.iter().enumerate() {
+        let cp = &p.clients[ci];
+        let _ = writeln!(
+            r,
+            "\nclient {} \"{}\": {} threads, {} statements per event{}, started at {}",
+            ci + 1,
+            cp.name,
+            cp.threads,
+            c.script.len(),
+            if cp.skip_trx { " (--skip-trx)" } else { "" },
+            cp.start_at
+        );
+        for l in sysbench_lines(w, ci, end) {
+            let _ = writeln!(r, "{l}");
+        }
+        let _ = writeln!(
+            r,
+            "errors {} (9001: {}, connect retries exhausted: {}, lost connection: {})",
+            c.errors, c.errors_9001, c.errors_backend, c.errors_lost
+        );
+    }
+    let _ = writeln!(
+        r,
+        "\nruntime_mysql_servers at the end ({:.3} s):",
+        end.as_secs_f64()
+    );
+    for l in w.hgm.table(&w.names, w.wall(end)).lines() {
+        let _ = writeln!(r, "  {l}");
+    }
+    let _ = writeln!(r);
+    for (d, v) in defs().iter().zip(values) {
+        let _ = writeln!(r, "{:<22} {v}", d.name);
+    }
+    let _ = writeln!(r, "digest {digest}");
+    r
+}
+
+/// The timeline CSV, the per-second CSV and the two charts.
+pub fn artifacts(w: &ProxysqlWorld, end: SimTime) -> Vec<Artifact> {
+    let mut tl = String::from("time_s,wall_s,hostgroup_id,hostname,from,to,cause\n");
+    for c in &w.hgm.changes {
+        let _ = writeln!(
+            tl,
+            "{:.6},{},{},{},{},{},{}",
+            c.t.as_secs_f64(),
+            c.wall,
+            c.hg,
+            w.names[c.host as usize],
+            c.from.map(|s| s.name()).unwrap_or("NEW"),
+            c.to.name(),
+            c.cause
+        );
+    }
+    let mut sb = String::from("client,time_s,tps,qps,err_per_s\n");
+    let mut tps_curves = vec![];
+    let mut err_curves = vec![];
+    for (ci, c) in w.clients.iter().enumerate() {
+        let name = &w.p.clients[ci].name;
+        let full = (end.since(c.start).as_nanos() / 1_000_000_000) as usize;
+        let mut tp = vec![];
+        let mut ep = vec![];
+        for i in 0..full {
+            let s = c.secs.get(i).copied().unwrap_or_default();
+            let x = c.start.as_secs_f64() + (i + 1) as f64;
+            let _ = writeln!(sb, "{name},{x},{},{},{}", s.tx, s.q, s.err);
+            tp.push(CurvePoint {
+                x,
+                y: s.tx as f64,
+                band: None,
+            });
+            ep.push(CurvePoint {
+                x,
+                y: s.err as f64,
+                band: None,
+            });
+        }
+        tps_curves.push(Curve {
+            label: format!("{name} tps"),
+            points: tp,
+            series_x: None,
+        });
+        err_curves.push(Curve {
+            label: format!("{name} err/s"),
+            points: ep,
+            series_x: None,
+        });
+    }
+    let marks: Vec<MarkLine> =
+        w.p.actions
+            .iter()
+            .filter(|a| !matches!(a.action, Action::ShowServers))
+            .map(|a| MarkLine::V {
+                x: a.at.as_secs_f64(),
+                label: format!("{:.0} s: {}", a.at.as_secs_f64(), a.action.label()),
+            })
+            .collect();
+    let chart = |title: &str, y: &str, curves: Vec<Curve>| ChartData {
+        title: title.into(),
+        x_label: "time (s)".into(),
+        y_label: y.into(),
+        log_x: false,
+        log_y: false,
+        curves,
+        marks: marks.clone(),
+    };
+    vec![
+        Artifact::Text {
+            name: "timeline.csv".into(),
+            text: tl,
+        },
+        Artifact::Text {
+            name: "sysbench.csv".into(),
+            text: sb,
+        },
+        Artifact::Chart {
+            name: "tps".into(),
+            data: chart(
+                "sysbench tps per client (per-second report), scripted actions marked",
+                "transactions per second",
+                tps_curves,
+            ),
+        },
+        Artifact::Chart {
+            name: "err-s".into(),
+            data: chart(
+                "sysbench err/s per client (per-second report), scripted actions marked",
+                "errors per second",
+                err_curves,
+            ),
+        },
+    ]
+}
