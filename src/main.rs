@@ -215,11 +215,13 @@ fn dispatch(cli: Cli) -> Result<()> {
             let s = run_plan(&plan, &cfg)?;
             let dt = t0.elapsed().as_secs_f64();
             eprintln!(
-                "vtsim: {} runs in {:.2} s ({:.0} runs/s, {:.2e} events/s){}; wrote {}",
+                "vtsim: {} runs in {:.2} s: simulated in {:.2} s ({:.0} runs/s, {:.2e} events/s), outputs in {:.2} s{}; wrote {}",
                 s.jobs_run,
                 dt,
-                s.jobs_run as f64 / dt,
-                s.events as f64 / dt,
+                s.simulate_s,
+                s.jobs_run as f64 / s.simulate_s,
+                s.events as f64 / s.simulate_s,
+                s.finalize_s,
                 if s.jobs_resumed > 0 {
                     format!(", {} resumed", s.jobs_resumed)
                 } else {

@@ -48,6 +48,10 @@ pub struct RunSummary {
     pub events: u64,
     /// Where the outputs are.
     pub dir: PathBuf,
+    /// Wall seconds spent simulating (and writing rows).
+    pub simulate_s: f64,
+    /// Wall seconds spent on points, summary, charts and index (0 for a shard).
+    pub finalize_s: f64,
 }
 
 /// Directory of shard `k` of `n` under `out`.
@@ -185,32 +189,34 @@ pub fn run_plan(plan: &Plan, cfg: &RunConfig) -> Result<RunSummary> {
     let mut events = 0u64;
     let mut written = 0u64;
     let chunk = (pool.current_num_threads() * 512).max(1024);
+    let t_sim = std::time::Instant::now();
     for jobs in todo.chunks(chunk) {
-        let results: Vec<_> = pool.install(|| {
+        // Each worker simulates its job and formats its row; this thread only writes bytes,
+        // in job order.
+        let results: Vec<(Vec<u8>, u64)> = pool.install(|| {
             jobs.par_iter()
                 .map(|&j| {
                     let p = &plan.points[(j / reps) as usize];
                     let s = replicate_seed(seed, j % reps);
                     let r = p.world.run(s, RunOptions::default());
+                    let mut f: Vec<String> = vec![
+                        j.to_string(),
+                        p.index.to_string(),
+                        (j % reps).to_string(),
+                        s.to_string(),
+                    ];
+                    f.extend(p.labels.iter().cloned());
+                    f.extend(plan.keep.iter().map(|&i| r.metrics[i].to_string()));
+                    f.push(r.events.to_string());
+                    f.push(r.digest);
                     bar.inc(1);
-                    (j, s, r)
+                    (csv_line(&f), r.events)
                 })
                 .collect()
         });
-        for (j, s, r) in results {
-            let p = &plan.points[(j / reps) as usize];
-            let mut f: Vec<String> = vec![
-                j.to_string(),
-                p.index.to_string(),
-                (j % reps).to_string(),
-                s.to_string(),
-            ];
-            f.extend(p.labels.iter().cloned());
-            f.extend(plan.keep.iter().map(|&i| r.metrics[i].to_string()));
-            f.push(r.events.to_string());
-            f.push(r.digest);
-            out.write_all(&csv_line(&f))?;
-            events += r.events;
+        for (line, ev) in results {
+            out.write_all(&line)?;
+            events += ev;
             written += 1;
         }
         out.flush()?;
@@ -228,6 +234,8 @@ pub fn run_plan(plan: &Plan, cfg: &RunConfig) -> Result<RunSummary> {
     bar.finish_and_clear();
     out.flush()?;
     drop(out);
+    let simulate_s = t_sim.elapsed().as_secs_f64();
+    let t_fin = std::time::Instant::now();
     let runs = dir.join("runs.csv");
     fs::rename(&partial, &runs)?;
     if cfg.shard.is_some() {
@@ -242,6 +250,8 @@ pub fn run_plan(plan: &Plan, cfg: &RunConfig) -> Result<RunSummary> {
         jobs_resumed: done,
         events,
         dir,
+        simulate_s,
+        finalize_s: t_fin.elapsed().as_secs_f64(),
     })
 }
 
