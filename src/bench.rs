@@ -73,31 +73,24 @@ pub fn hold_bare_heap(pending: u32, events: u64) -> (u64, f64, u64) {
     (events, dt, last)
 }
 
-/// Best of `repeats` runs of each variant at `pending` events.
+/// Best of `repeats` rounds at `pending` events; each round runs the three variants one
+/// after the other, so a slow spell of a noisy machine hits them alike.
 pub fn hold(pending: u32, events: u64, repeats: u32) -> HoldResult {
-    let best = |f: &dyn Fn() -> (u64, f64)| {
-        (0..repeats)
-            .map(|_| {
-                let (n, s) = f();
-                n as f64 / s
-            })
-            .fold(0.0, f64::max)
-    };
+    let mut best = [0.0f64; 3];
+    for _ in 0..repeats {
+        let (n, s, _) = hold_kernel(pending, events, true);
+        best[0] = best[0].max(n as f64 / s);
+        let (n, s, _) = hold_kernel(pending, events, false);
+        best[1] = best[1].max(n as f64 / s);
+        let (n, s, _) = hold_bare_heap(pending, events);
+        best[2] = best[2].max(n as f64 / s);
+    }
     HoldResult {
         pending,
         events,
-        kernel_digest_eps: best(&|| {
-            let (n, s, _) = hold_kernel(pending, events, true);
-            (n, s)
-        }),
-        kernel_nodigest_eps: best(&|| {
-            let (n, s, _) = hold_kernel(pending, events, false);
-            (n, s)
-        }),
-        bare_heap_eps: best(&|| {
-            let (n, s, _) = hold_bare_heap(pending, events);
-            (n, s)
-        }),
+        kernel_digest_eps: best[0],
+        kernel_nodigest_eps: best[1],
+        bare_heap_eps: best[2],
     }
 }
 

@@ -441,13 +441,15 @@ fn bench(events: u64, kernel_only: bool) -> Result<()> {
     if events == 0 {
         bail!("--events must be > 0");
     }
-    println!("hold model: each pop schedules one event at now + Exp(1 ms); best of 3; 1 thread");
+    println!(
+        "hold model: each pop schedules one event at now + Exp(1 ms); best of 5 rounds; 1 thread"
+    );
     println!(
         "{:>9} {:>12} {:>16} {:>16} {:>16} {:>9}",
         "pending", "events", "kernel+digest/s", "kernel/s", "bare heap/s", "ratio"
     );
     for pending in [1_000u32, 10_000, 100_000] {
-        let r = vtsim::bench::hold(pending, events, 3);
+        let r = vtsim::bench::hold(pending, events, 5);
         println!(
             "{:>9} {:>12} {:>16.3e} {:>16.3e} {:>16.3e} {:>8.2}x",
             r.pending,

@@ -161,7 +161,6 @@ pub fn run_plan(plan: &Plan, cfg: &RunConfig) -> Result<RunSummary> {
     } else {
         0
     };
-    let todo: Vec<u64> = (done..mine).map(|i| k0 + i * n).collect();
 
     let pool = {
         let mut b = rayon::ThreadPoolBuilder::new();
@@ -190,7 +189,13 @@ pub fn run_plan(plan: &Plan, cfg: &RunConfig) -> Result<RunSummary> {
     let mut written = 0u64;
     let chunk = (pool.current_num_threads() * 512).max(1024);
     let t_sim = std::time::Instant::now();
-    for jobs in todo.chunks(chunk) {
+    // This invocation's i-th job (i in done..mine) is job k0 + i·n; chunks are built as they
+    // are reached, so memory does not grow with the number of jobs.
+    let mut next = done;
+    while next < mine {
+        let end = (next + chunk as u64).min(mine);
+        let jobs: Vec<u64> = (next..end).map(|i| k0 + i * n).collect();
+        next = end;
         // Each worker simulates its job and formats its row; this thread only writes bytes,
         // in job order.
         let results: Vec<(Vec<u8>, u64)> = pool.install(|| {

@@ -116,27 +116,11 @@ impl<W: World> Simulation<W> {
     /// Handle events until the queue is empty, the world stops, or the next event is later
     /// than `horizon` (events exactly at the horizon are handled).
     pub fn run_until(&mut self, horizon: SimTime) -> Stop {
-        self.sched.stopped = false;
-        loop {
-            let Some(t) = self.sched.queue.peek_time() else {
-                return Stop::Empty;
-            };
-            if t > horizon {
-                self.sched.now = horizon;
-                return Stop::Horizon;
-            }
-            let (t, ev) = self.sched.queue.pop().expect("peeked");
-            self.sched.now = t;
-            self.trace.record(t, &ev.record());
-            self.world.handle(t, ev, &mut self.sched);
-            self.events += 1;
-            if self.sched.stopped {
-                return Stop::Stopped;
-            }
-        }
+        self.run_while(horizon, |_| true)
     }
 
-    /// Handle events while `keep_going(world)` holds, up to `horizon`.
+    /// Handle events while `keep_going(world)` holds (checked before each event), up to
+    /// `horizon`; returns [`Stop::Stopped`] when the predicate ends the run.
     pub fn run_while(&mut self, horizon: SimTime, mut keep_going: impl FnMut(&W) -> bool) -> Stop {
         self.sched.stopped = false;
         while keep_going(&self.world) {
