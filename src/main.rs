@@ -132,6 +132,13 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
 struct BadInput(String);
 
 fn main() -> ExitCode {
+    // Die quietly when a reader closes the pipe (`vtsim replay ... | head`), as Unix tools do,
+    // instead of panicking on a failed print.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
