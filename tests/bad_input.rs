@@ -225,3 +225,52 @@ fn a_good_file_validates() {
     let o = vtsim(tmp.path(), &["validate", "model.ron"], &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// The shipped models with one value broken: (model, from, to, expected fragments).
+#[test]
+fn shipped_models_refuse_impossible_values() {
+    let cases: &[(&str, &str, &str, &[&str])] = &[
+        (
+            "rollout-default.ron",
+            "vtgates: 10,",
+            "vtgates: 0,",
+            &["rollout-default.ron:11:", "field `vtgates`"],
+        ),
+        (
+            "rollout-default.ron",
+            "tablet_refresh_interval: \"1m\"",
+            "tablet_refresh_interval: \"-1m\"",
+            &[
+                "rollout-default.ron:",
+                "field `tablet_refresh_interval`",
+                "negative",
+            ],
+        ),
+        (
+            "playground.ron",
+            "failure_threshold: 3,",
+            "failure_threshold: 0,",
+            &["playground.ron:23:", "failure_threshold"],
+        ),
+        (
+            "connpool-default.ron",
+            "capacity: 20,",
+            "capacity: 0,",
+            &["connpool-default.ron:10:", "capacity"],
+        ),
+    ];
+    for (model, from, to, want) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let text = std::fs::read_to_string(root().join("models").join(model)).unwrap();
+        assert!(text.contains(from), "{model}: `{from}` not found");
+        std::fs::write(tmp.path().join(model), text.replacen(from, to, 1)).unwrap();
+        for args in [vec!["validate", *model], vec!["replay", *model]] {
+            let o = vtsim(tmp.path(), &args, &[]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{model} {to}: {err}");
+            for w in *want {
+                assert!(err.contains(w), "{model} {to}: `{w}` not in {err}");
+            }
+        }
+    }
+}

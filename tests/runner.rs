@@ -272,3 +272,47 @@ fn replay_is_deterministic_and_its_trace_leaves_the_digest_alone() {
     let lines = std::fs::read_to_string(&trace).unwrap().lines().count();
     assert_eq!(lines, 10_000);
 }
+
+#[test]
+fn a_rollout_sweep_is_identical_on_1_and_2_threads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = tmp.path().join("r.ron");
+    std::fs::write(
+        &exp,
+        format!(
+            r#"Experiment(
+    name: "r",
+    model: "{}",
+    seed: 3,
+    replicates: 40,
+    axes: [
+        Axis(param: "operator.tablet_available_timeout", name: "gate", values: ["20s", "40s"]),
+        Axis(param: "vtgate.phase", name: "phase",
+             values: [(kind: "Uniform"), (kind: "Clustered", window: "10s")]),
+    ],
+    charts: [Chart(name: "p", title: "p", x: "gate", x_label: "s", y: ["any_error"],
+                   y_label: "P", series: "phase")],
+)
+"#,
+            root().join("models/rollout-default.ron").display()
+        ),
+    )
+    .unwrap();
+    for t in ["1", "2"] {
+        let out = tmp.path().join(format!("out{t}"));
+        let o = vtsim(
+            tmp.path(),
+            &[
+                "run",
+                exp.to_str().unwrap(),
+                "--threads",
+                t,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert_same_tree(&tmp.path().join("out1"), &tmp.path().join("out2"));
+}

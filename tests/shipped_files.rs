@@ -72,3 +72,81 @@ fn the_readme_experiment_example_is_valid() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(plan.points.len(), 16 * 5 * 2);
 }
+
+/// Every shipped model, replayed with its own seed (else 1), gives this trace digest. A change
+/// here means a recorded incident no longer replays bit for bit: the model, the kernel, the
+/// trace encoding or a sampler changed. Update it only on purpose, and say so in the commit.
+#[test]
+fn every_shipped_model_replays_to_its_pinned_digest() {
+    let pinned: &[(&str, &str)] = &[
+        (
+            "connpool-default.ron",
+            "38ea3cffd097b9effd93fceece2564c51108960c8aa79cb9ca94a437002b5684",
+        ),
+        (
+            "hold-fixture.ron",
+            "fcfaebfcb52ef2352391bbdc265e2d80a5d9f0f8717d8b834e421bf7c9596f4e",
+        ),
+        (
+            "incident-000.ron",
+            "6045f550532926466618ebb0e900b23b4f1c5fe60447a9c9e2c9368b84bec67c",
+        ),
+        (
+            "playground.ron",
+            "4b7d1ffe5db838d8e4aa46b8ac9f337bdb7895f2667ad7d0d3fcb29fb255f427",
+        ),
+        (
+            "proxysql-lab.ron",
+            "8d7657330e25a54c1c514adf9c5073a7b777c47e80efea0fb7a158f1fad7f9fe",
+        ),
+        (
+            "proxysql-reader-fallback.ron",
+            "735ceff6f624431fba4a173327f0fef0084a36cb288c7417e93bebc713a617da",
+        ),
+        (
+            "proxysql-seed-1-idle-replica-dies.ron",
+            "e6fedac8105731c41eae9372838c89732242a418ffef5589cce60faa58cfb1e7",
+        ),
+        (
+            "proxysql-seed-2-read-replica-dies.ron",
+            "e59e4ab176dc0408e66a091ee55f1e6d5f0fd5f2d6e6315568432218a44f231d",
+        ),
+        (
+            "proxysql-seed-3-both-replicas-die.ron",
+            "09cb0c2539462b37dc28802015660e13b0bba542ce8d4d1edb200d8ee092c331",
+        ),
+        (
+            "proxysql-seed-4-writer-is-also-reader.ron",
+            "3c70128ea227f9d3054456aad56c116dfe1f816690f0272d0c50813f5ded81b7",
+        ),
+        (
+            "proxysql-seed-5-writer-into-readers.ron",
+            "230bf1f67d5d028a775cfe3e5e6d84dd2e57023717f32935255facf4dc005e8b",
+        ),
+        (
+            "rollout-default.ron",
+            "c9ab9cf2e68a610432a9bdcfe7666b349beadda213e7c4894466de4a80bc466a",
+        ),
+    ];
+    let files = ron_files("models");
+    assert_eq!(
+        files.len(),
+        pinned.len(),
+        "a model file without a pinned digest"
+    );
+    let mut got = vec![];
+    for (name, _) in pinned {
+        let m = load_model_file(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("models")
+                .join(name),
+        )
+        .unwrap();
+        let out = m
+            .world
+            .run(m.seed.unwrap_or(1), vtsim::model::RunOptions::default());
+        got.push((*name, out.digest));
+    }
+    let want: Vec<(&str, String)> = pinned.iter().map(|(n, d)| (*n, d.to_string())).collect();
+    assert_eq!(got, want);
+}
