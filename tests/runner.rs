@@ -4,14 +4,12 @@
 mod common;
 use common::*;
 
-#[test]
-fn threads_1_and_2_write_identical_files() {
-    let tmp = tempfile::tempdir().unwrap();
-    let exp = hold_experiment(tmp.path(), "thr", 30);
+/// Run `exp` into `dir/out1` and `dir/out2` with 1 and 2 threads; assert identical trees.
+fn run_on_1_and_2_threads(dir: &std::path::Path, exp: &std::path::Path) {
     for t in ["1", "2"] {
-        let out = tmp.path().join(format!("out{t}"));
+        let out = dir.join(format!("out{t}"));
         let o = vtsim(
-            tmp.path(),
+            dir,
             &[
                 "run",
                 exp.to_str().unwrap(),
@@ -24,7 +22,14 @@ fn threads_1_and_2_write_identical_files() {
         );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    assert_same_tree(&tmp.path().join("out1"), &tmp.path().join("out2"));
+    assert_same_tree(&dir.join("out1"), &dir.join("out2"));
+}
+
+#[test]
+fn threads_1_and_2_write_identical_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = hold_experiment(tmp.path(), "thr", 30);
+    run_on_1_and_2_threads(tmp.path(), &exp);
     let files: Vec<String> = tree(&tmp.path().join("out1"))
         .into_iter()
         .map(|(n, _)| n)
@@ -298,21 +303,5 @@ fn a_rollout_sweep_is_identical_on_1_and_2_threads() {
         ),
     )
     .unwrap();
-    for t in ["1", "2"] {
-        let out = tmp.path().join(format!("out{t}"));
-        let o = vtsim(
-            tmp.path(),
-            &[
-                "run",
-                exp.to_str().unwrap(),
-                "--threads",
-                t,
-                "--out",
-                out.to_str().unwrap(),
-            ],
-            &[],
-        );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    }
-    assert_same_tree(&tmp.path().join("out1"), &tmp.path().join("out2"));
+    run_on_1_and_2_threads(tmp.path(), &exp);
 }

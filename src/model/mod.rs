@@ -6,6 +6,7 @@
 //! so every model is monomorphised (no `dyn` in the hot loop).
 
 pub mod connpool;
+pub mod dist;
 pub mod hold;
 pub mod proxysql;
 pub mod rollout;

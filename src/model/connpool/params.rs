@@ -5,7 +5,7 @@
 //! PR #241). Values marked *[inferred]* are modelling choices with no source in the code.
 //! Every enum is internally tagged (`kind`) so sweeps can override fields through JSON.
 
-use crate::model::rollout::DurationDist;
+use crate::model::dist::DurationDist;
 use crate::sim::SimDuration;
 use serde::{Deserialize, Serialize};
 

@@ -12,7 +12,7 @@ use super::event::Event;
 use super::metrics::Metrics;
 use super::params::{Arrivals, ConnPoolParams, Variant};
 use super::waitlist::{Waiter, WaiterState, Waitlist, NONE};
-use crate::model::rollout::DurationDist;
+use crate::model::dist::DurationDist;
 use crate::sim::rng::{exponential, stream, uniform01};
 use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
 use std::collections::VecDeque;

@@ -7,8 +7,8 @@
 //! Every enum is internally tagged (`kind`), so a sweep can override a field through a JSON
 //! tree and back: `phase: (kind: "Clustered", window: "20s")`.
 
-use crate::sim::rng::{exponential, uniform};
-use crate::sim::{SimDuration, SimRng};
+pub use crate::model::dist::DurationDist;
+use crate::sim::SimDuration;
 use serde::{Deserialize, Serialize};
 
 /// Parameters of the rollout model (`spec/rollout.md`).
@@ -108,62 +108,6 @@ pub enum Phase {
         /// One offset per vtgate.
         offsets: Vec<SimDuration>,
     },
-}
-
-/// A random duration (drawn from the owning component's stream).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", deny_unknown_fields)]
-pub enum DurationDist {
-    /// Always `value`.
-    Fixed {
-        /// The duration.
-        value: SimDuration,
-    },
-    /// Uniform in [min, max).
-    Uniform {
-        /// Lower bound.
-        min: SimDuration,
-        /// Upper bound (exclusive; equal to `min` gives `min`).
-        max: SimDuration,
-    },
-    /// `min` plus an exponential with mean `mean` (a floor plus a tail).
-    ShiftedExponential {
-        /// The floor.
-        min: SimDuration,
-        /// Mean of the exponential part.
-        mean: SimDuration,
-    },
-}
-
-impl DurationDist {
-    /// A fixed duration.
-    pub fn fixed(d: SimDuration) -> Self {
-        DurationDist::Fixed { value: d }
-    }
-    /// Draw one duration. `Fixed` consumes no randomness.
-    pub fn sample(&self, rng: &mut SimRng) -> SimDuration {
-        match self {
-            DurationDist::Fixed { value } => *value,
-            DurationDist::Uniform { min, max } => {
-                if max <= min {
-                    *min
-                } else {
-                    SimDuration::from_secs_f64(uniform(rng, min.as_secs_f64(), max.as_secs_f64()))
-                }
-            }
-            DurationDist::ShiftedExponential { min, mean } => {
-                *min + SimDuration::from_secs_f64(exponential(rng, mean.as_secs_f64()))
-            }
-        }
-    }
-    fn check(&self, path: &str) -> Result<(), (String, String)> {
-        if let DurationDist::Uniform { min, max } = self {
-            if max < min {
-                return Err((format!("{path}.max"), "a duration >= min".into()));
-            }
-        }
-        Ok(())
-    }
 }
 
 /// Tablet restart lifecycle: Serving → drain → Down → address published → Serving → Ready.

@@ -7,7 +7,7 @@
 //! Every enum is internally tagged (`kind`) so sweeps can override it through JSON:
 //! `driver: (kind: "Ticker")`, `kind: (kind: "Flaky", p: 0.05)`.
 
-pub use crate::model::rollout::DurationDist;
+pub use crate::model::dist::DurationDist;
 use crate::sim::SimDuration;
 use serde::{Deserialize, Serialize};
 
