@@ -446,8 +446,9 @@ impl RolloutParams {
         }
         let v = &self.vtgate;
         let t = v.tablet_refresh_interval;
-        if t == SimDuration::ZERO {
-            return err("vtgate.tablet_refresh_interval", "a duration > 0");
+        // A shorter period would only make runs of millions of polls; vtgate takes seconds.
+        if t < SimDuration::from_millis(100) {
+            return err("vtgate.tablet_refresh_interval", "a duration >= 100ms");
         }
         if v.poll_jitter >= t {
             return err(
@@ -502,11 +503,18 @@ impl RolloutParams {
         o.step_latency.check("operator.step_latency")?;
         o.prs_duration.check("operator.prs_duration")?;
         let w = &self.workload;
-        if !(w.replica_read_rps >= 0.0 && w.replica_read_rps.is_finite()) {
-            return err("workload.replica_read_rps", "a finite rate >= 0");
+        // Query counts are u64 sums of Poisson draws: keep them far from overflow.
+        if !(w.replica_read_rps >= 0.0 && w.replica_read_rps <= 1e7) {
+            return err(
+                "workload.replica_read_rps",
+                "a rate between 0 and 1e7 per second",
+            );
         }
-        if !(w.primary_write_rps >= 0.0 && w.primary_write_rps.is_finite()) {
-            return err("workload.primary_write_rps", "a finite rate >= 0");
+        if !(w.primary_write_rps >= 0.0 && w.primary_write_rps <= 1e7) {
+            return err(
+                "workload.primary_write_rps",
+                "a rate between 0 and 1e7 per second",
+            );
         }
         if self.horizon == SimDuration::ZERO {
             return err("horizon", "a duration > 0");
