@@ -89,7 +89,7 @@ fn every_shipped_model_replays_to_its_pinned_digest() {
         ),
         (
             "incident-000.ron",
-            "6045f550532926466618ebb0e900b23b4f1c5fe60447a9c9e2c9368b84bec67c",
+            "155e280f0bd2e5a4788f1747cdc0a70743a1862ad0a7ae39ed0a640a5fbb988b",
         ),
         (
             "playground.ron",
@@ -125,7 +125,7 @@ fn every_shipped_model_replays_to_its_pinned_digest() {
         ),
         (
             "rollout-default.ron",
-            "c9ab9cf2e68a610432a9bdcfe7666b349beadda213e7c4894466de4a80bc466a",
+            "658b1c58cef9cbd222acfc062aca564a961d7f14a97a90c7d8b017c52680dd53",
         ),
     ];
     let files = ron_files("models");

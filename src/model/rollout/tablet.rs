@@ -134,7 +134,8 @@ impl RolloutWorld {
             .serving_after_publish
             .sample(self.tablets[t].rng.get());
         let tab = &mut self.tablets[t];
-        tab.process_up = true;
+        // The record is published now (initTablet runs early), but the gRPC server, and so the
+        // health stream, only answers from the first serving state (process_up in on_serve).
         tab.record = tab.addr;
         let phase = if period == SimDuration::ZERO {
             SimDuration::ZERO
@@ -149,6 +150,7 @@ impl RolloutWorld {
     pub(super) fn on_serve(&mut self, now: SimTime, t: usize, s: &mut Scheduler<Event>) {
         let shard = self.tablets[t].shard as usize;
         self.tablets[t].serving = true;
+        self.tablets[t].process_up = true;
         let r = self.tablets[t].restart as usize;
         self.restarts[r].serving_at = now;
         self.push_health(now, t, s);

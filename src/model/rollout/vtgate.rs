@@ -68,19 +68,16 @@ impl RolloutWorld {
         let shard = self.tablets[t].shard as usize;
         self.reevaluate(now, g, shard);
         if rec != NONE {
-            if delay == crate::sim::SimDuration::ZERO {
-                // Same instant: connect now rather than through an event (same outcome).
-                self.on_health_connect(now, g, t, gen, s);
-            } else {
-                s.at(
-                    now + delay,
-                    Event::HealthConnect {
-                        g: g as u16,
-                        tablet: t as u16,
-                        gen,
-                    },
-                );
-            }
+            // Always through an event, even with zero delay: the dial happens after whatever
+            // else is due at this instant (e.g. the tablet starting to serve).
+            s.at(
+                now + delay,
+                Event::HealthConnect {
+                    g: g as u16,
+                    tablet: t as u16,
+                    gen,
+                },
+            );
         }
     }
 

@@ -20,7 +20,12 @@ pub struct Tablet {
     pub primary: bool,
     /// The query service serves.
     pub serving: bool,
-    /// The vttablet process is up at `addr` (false between Down and Publish).
+    /// The vttablet's gRPC server answers at `addr`, so a health stream can connect: from the
+    /// first serving state after a restart until the pod is gone. vttablet starts its gRPC
+    /// server only after `tm.Start` returns (after `tmState.Open`), and `StreamHealth` is
+    /// UNAVAILABLE until the first `SetServingType` (go/cmd/vttablet/cli/cli.go,
+    /// health_streamer.go); the topology record is published earlier, at `initTablet`. A vtgate
+    /// that polls in between reaches the tablet through its retry backoff.
     pub process_up: bool,
     /// The current pod's address.
     pub addr: u32,
