@@ -17,8 +17,24 @@
 //!   (`loadTabletsTrigger`, ref §B.1), which also discovers any replica it had missed. A vtgate
 //!   that knows the new primary does not, so the seed's burst 2 (the old primary drained while
 //!   two vtgates still missed replica B) happens when PRS promotes the replica restarted first.
+//!   In the code this is a race, and the model picks one outcome: `reparentTablets` starts
+//!   `SetReplicationSource` on the old primary (which turns it REPLICA at once) before
+//!   `PromoteReplica` on the new one (planned_reparenter.go), so a vtgate may see the old
+//!   primary's REPLICA update while it knows no PRIMARY and reload too (healthcheck.go), which
+//!   would remove burst 2. The seed's burst 2 supports the outcome modelled here.
+//! - A restarted tablet's health stream answers only from its first serving state (vttablet
+//!   starts its gRPC server after `tmState.Open`), though its record is published earlier.
 //! - Primary writes are buffered during PRS (`enable_buffer`, 10 s, set by the operator, ref
 //!   §A.1), so they fail only when the primary outage at a vtgate exceeds the buffer window.
+//!
+//! Not modelled: Kubernetes' 1 s resolution of the Ready `LastTransitionTime` (Available may
+//! come up to 1 s earlier in reality), the lameduck period between SIGTERM and NOT_SERVING
+//! (affects only `routed_to_dead_errors`), and topology-server outages.
+//!
+//! Metrics: `bursts` merges exposure intervals that had at least one failed read (a burst's
+//! bounds are exposure bounds, not first and last error); `goodput` counts over the whole run,
+//! which ends at the last re-discovery, so compare errors per rollout across gates rather than
+//! goodput.
 //!
 //! Files: [`params`] (every parameter, default and source), [`event`], [`world`] (state and
 //! dispatch), [`tablet`], [`vtgate`], [`operator`], [`workload`], [`metrics`].
