@@ -600,6 +600,21 @@ impl ProxysqlParams {
                         "'true'/'false' or an integer, as ProxySQL's admin takes it",
                     );
                 }
+                // As the static `variables`: a timeout under 10 ms busy-loops the session (0
+                // never ends a run), and a huge one overflows its nanoseconds; 1 h is far
+                // beyond any real setting. Counts are u32 fields: larger values would wrap.
+                let n = value.parse::<u64>().unwrap_or(0);
+                let bad = match name.as_str() {
+                    "mysql-connect_timeout_server" | "mysql-connect_timeout_server_max" => {
+                        (!(10..=3_600_000).contains(&n))
+                            .then_some("milliseconds from 10 to 3600000 (1 h)")
+                    }
+                    "mysql-monitor_writer_is_also_reader" => None,
+                    _ => (n > u32::MAX as u64).then_some("an integer at most 4294967295"),
+                };
+                if let Some(expected) = bad {
+                    return err(format!("actions[{i}].action.value"), expected);
+                }
             }
             if a.at > self.horizon {
                 return err(format!("actions[{i}].at"), "a time ≤ horizon");
