@@ -105,6 +105,23 @@ impl Model for Hold {
         if p.mean_increment == SimDuration::ZERO {
             return Err(("mean_increment".into(), "a duration > 0".into()));
         }
+        // Every pending event is a heap entry; the kernel benchmark goes to 1e5.
+        if p.pending > 1_000_000 {
+            return Err(("pending".into(), "at most 1000000 pending events".into()));
+        }
+        // ~10 s a run at ~1e7 events/s; more never ends in a sweep.
+        if p.events > 100_000_000 {
+            return Err(("events".into(), "at most 100000000 events".into()));
+        }
+        // The run lasts about events x mean_increment / pending; keep it far below the
+        // 584 years a u64 of nanoseconds holds, or the end time saturates.
+        let span_s = p.events as f64 * p.mean_increment.as_secs_f64() / p.pending as f64;
+        if span_s > 100.0 * 365.0 * 86_400.0 {
+            return Err((
+                "mean_increment".into(),
+                "events x mean_increment / pending <= 100 years of simulated time".into(),
+            ));
+        }
         Ok(())
     }
     fn metric_defs() -> Vec<MetricDef> {

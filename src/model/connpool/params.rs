@@ -331,6 +331,13 @@ impl Default for ConnPoolParams {
     }
 }
 
+/// Largest `pool.capacity`.
+const MAX_CAPACITY: u32 = 100_000;
+/// Largest closed-loop client count.
+const MAX_CLIENTS: u32 = 100_000;
+/// Largest expected number of requests in one run (~10 s of simulation).
+const MAX_REQUESTS: f64 = 1e7;
+
 fn err<T>(path: &str, expected: &str) -> Result<T, (String, String)> {
     Err((path.to_string(), expected.to_string()))
 }
@@ -403,14 +410,50 @@ impl ConnPoolParams {
         }
     }
 
+    /// The expected number of requests of a run (an upper estimate for the closed loop:
+    /// every client back-to-back with no wait), for the size bound of `check`.
+    pub fn expected_requests(&self) -> f64 {
+        let w = &self.workload;
+        match &w.arrivals {
+            Arrivals::OpenLoop { stages, requests } => {
+                let n: f64 = stages
+                    .iter()
+                    .map(|s| self.rate_of(s.load) * s.duration.as_secs_f64())
+                    .sum();
+                match requests {
+                    Some(r) => n.min(*r as f64),
+                    None => n,
+                }
+            }
+            Arrivals::ClosedLoop {
+                clients,
+                think,
+                duration,
+            } => {
+                let cycle = mean_s(&w.service) + mean_s(think);
+                *clients as f64 * duration.as_secs_f64() / cycle
+            }
+        }
+    }
+
     /// Check what serde cannot. `Err((field path, what was expected))`.
     pub fn check(&self) -> Result<(), (String, String)> {
         let p = &self.pool;
         if p.capacity == 0 {
             return err("pool.capacity", "at least 1 connection");
         }
+        // vttablet pools hold tens to a few thousand connections; every one is a slot here.
+        if p.capacity > MAX_CAPACITY {
+            return err("pool.capacity", "at most 100000 connections");
+        }
         if p.prefill > p.capacity {
             return err("pool.prefill", "at most pool.capacity connections");
+        }
+        // The real worker ticks every 100ms; a 1ns ticker would be a run of 1e10 ticks.
+        if p.starvation_interval != SimDuration::ZERO
+            && p.starvation_interval < SimDuration::from_millis(1)
+        {
+            return err("pool.starvation_interval", "0s (off) or a duration >= 1ms");
         }
         check_dist(&p.dial_latency, "pool.dial_latency")?;
         check_dist(&p.setting_rtt, "pool.setting_rtt")?;
@@ -480,11 +523,31 @@ impl ConnPoolParams {
                 if *clients == 0 {
                     return err("workload.arrivals.clients", "at least 1 client");
                 }
+                // Every client is a live request; a vttablet sees thousands, not millions.
+                if *clients > MAX_CLIENTS {
+                    return err("workload.arrivals.clients", "at most 100000 clients");
+                }
                 check_dist(think, "workload.arrivals.think")?;
                 if *duration == SimDuration::ZERO {
                     return err("workload.arrivals.duration", "a duration > 0");
                 }
             }
+        }
+        // Every request is simulated (and queued under overload): bound the expected count
+        // so that a run ends in seconds and fits in memory (the peer benchmark uses 2e5).
+        let expected = self.expected_requests();
+        if expected.is_nan() || expected > MAX_REQUESTS {
+            let field = match &w.arrivals {
+                Arrivals::OpenLoop { .. } => "workload.arrivals.stages",
+                Arrivals::ClosedLoop { .. } => "workload.arrivals.duration",
+            };
+            return Err((
+                field.into(),
+                format!(
+                    "at most 1e7 expected requests (load x load_scale x pool.capacity / mean \
+                     service x duration); these parameters give {expected:.3e}"
+                ),
+            ));
         }
         Ok(())
     }

@@ -544,6 +544,19 @@ impl ProxysqlParams {
             if c.threads == 0 || c.threads > 4096 {
                 return err(format!("clients[{i}].threads"), "1 to 4096 threads");
             }
+            // sysbench's defaults are 10 / 4 / 4; the sum must not wrap a u32.
+            for (f, n) in [
+                ("point_selects", c.point_selects),
+                ("range_selects", c.range_selects),
+                ("writes", c.writes),
+            ] {
+                if n > 10_000 {
+                    return err(
+                        format!("clients[{i}].{f}"),
+                        "at most 10000 statements per event",
+                    );
+                }
+            }
             if c.point_selects + c.range_selects + c.writes == 0 {
                 return err(
                     format!("clients[{i}].point_selects"),
@@ -587,6 +600,21 @@ impl ProxysqlParams {
                         "'true'/'false' or an integer, as ProxySQL's admin takes it",
                     );
                 }
+                // As the static `variables`: a timeout under 10 ms busy-loops the session (0
+                // never ends a run), and a huge one overflows its nanoseconds; 1 h is far
+                // beyond any real setting. Counts are u32 fields: larger values would wrap.
+                let n = value.parse::<u64>().unwrap_or(0);
+                let bad = match name.as_str() {
+                    "mysql-connect_timeout_server" | "mysql-connect_timeout_server_max" => {
+                        (!(10..=3_600_000).contains(&n))
+                            .then_some("milliseconds from 10 to 3600000 (1 h)")
+                    }
+                    "mysql-monitor_writer_is_also_reader" => None,
+                    _ => (n > u32::MAX as u64).then_some("an integer at most 4294967295"),
+                };
+                if let Some(expected) = bad {
+                    return err(format!("actions[{i}].action.value"), expected);
+                }
             }
             if a.at > self.horizon {
                 return err(format!("actions[{i}].at"), "a time ≤ horizon");
@@ -594,6 +622,25 @@ impl ProxysqlParams {
         }
         if self.horizon == SimDuration::ZERO {
             return err("horizon", "a duration > 0");
+        }
+        // Every statement is simulated (~5e6 a second of wall time): bound the expected count
+        // so that a run ends in well under a minute (the seed's 90 s lab is ~2e6).
+        let statements: f64 = self
+            .clients
+            .iter()
+            .map(|c| {
+                let busy = (self.horizon.as_secs_f64() - c.start_at.as_secs_f64()).max(0.0);
+                c.threads as f64 * busy / c.latency.mean_s().max(1e-6)
+            })
+            .sum();
+        if statements > 2e8 {
+            return err(
+                "horizon",
+                format!(
+                    "at most 2e8 expected statements (clients' threads x horizon / mean \
+                     latency); found {statements:.3e}"
+                ),
+            );
         }
         Ok(())
     }

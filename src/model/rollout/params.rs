@@ -444,6 +444,14 @@ impl RolloutParams {
                 "shards × (replicas_per_shard + 1) ≤ 65535 tablets",
             );
         }
+        // Each vtgate keeps a health check per tablet: bound the pairs so a run fits in memory.
+        let tablets = self.shards as u64 * (self.replicas_per_shard as u64 + 1);
+        if self.vtgates as u64 * tablets > 10_000_000 {
+            return err(
+                "vtgates",
+                "vtgates × tablets ≤ 1e7 (health checks, one per vtgate and tablet)",
+            );
+        }
         let v = &self.vtgate;
         let t = v.tablet_refresh_interval;
         // A shorter period would only make runs of millions of polls; vtgate takes seconds.
@@ -518,6 +526,19 @@ impl RolloutParams {
         }
         if self.horizon == SimDuration::ZERO {
             return err("horizon", "a duration > 0");
+        }
+        // A rollout that never completes (a huge gate or delay) runs to the horizon, polling
+        // all the way: bound the polls so such a run ends in seconds (6h x 10 vtgates at 1m
+        // is 3600).
+        let polls = self.vtgates as f64 * self.horizon.as_secs_f64() / t.as_secs_f64();
+        if polls > 1e7 {
+            return Err((
+                "horizon".into(),
+                format!(
+                    "at most 1e7 topology polls (vtgates x horizon / \
+                     vtgate.tablet_refresh_interval); found {polls:.3e}"
+                ),
+            ));
         }
         Ok(())
     }

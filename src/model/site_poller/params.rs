@@ -497,6 +497,23 @@ impl SitePollerParams {
         if self.horizon == SimDuration::ZERO {
             return err("horizon", "a duration > 0");
         }
+        // Every poll and every probe is recorded for the report: bound their number so a
+        // run fits in memory and ends in seconds (4m at 2s is 120 polls; 1e6 is 23 days).
+        let polls = self.horizon.as_secs_f64() / pl.poll_interval.as_secs_f64();
+        if polls > 1e6 {
+            return Err((
+                "horizon".into(),
+                format!(
+                    "at most 1e6 poll intervals (horizon / poller.poll_interval); found {polls:.3e}"
+                ),
+            ));
+        }
+        if polls * self.sites.len() as f64 > 1e7 {
+            return Err((
+                "horizon".into(),
+                "at most 1e7 probes (horizon / poller.poll_interval x sites)".into(),
+            ));
+        }
         Ok(())
     }
 }
