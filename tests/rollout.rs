@@ -393,3 +393,16 @@ fn every_restart_is_rediscovered_and_every_vtgate_serves_again_at_the_end() {
         assert!(metric(&r, "goodput") <= 1.0 && metric(&r, "goodput") > 0.0);
     }
 }
+
+#[test]
+fn the_prs_reload_race_decides_the_incidents_second_burst() {
+    // With every vtgate reloading the shard at the end of PRS (the other outcome of the race in
+    // the code), the two vtgates that missed replica B find it then, and burst 2 disappears.
+    let mut p = load("models/incident-000.ron");
+    let base = run_detailed(&p, INCIDENT_SEED, RunOptions::default());
+    assert_eq!(base.bursts.len(), 2);
+    p.vtgate.prs_reload = vtsim::model::rollout::PrsReload::AllVtgates;
+    let all = run_detailed(&p, INCIDENT_SEED, RunOptions::default());
+    assert_eq!(all.bursts.len(), 1);
+    assert_eq!(all.bursts[0].start.as_secs_f64(), 131.5);
+}

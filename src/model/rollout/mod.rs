@@ -50,8 +50,8 @@ pub mod world;
 
 pub use metrics::Burst;
 pub use params::{
-    DurationDist, OperatorParams, Phase, PrsCandidate, ReplicaOrder, RolloutParams, TabletParams,
-    VtgateParams, WorkloadMode, WorkloadParams,
+    DurationDist, OperatorParams, Phase, PrsCandidate, PrsReload, ReplicaOrder, RolloutParams,
+    TabletParams, VtgateParams, WorkloadMode, WorkloadParams,
 };
 pub use world::{Exposure, RestartRec, RolloutWorld};
 

@@ -7,7 +7,7 @@
 //! Controller round trips between Available and the next SIGTERM are one `step_latency` draw.
 
 use super::event::Event;
-use super::params::{PrsCandidate, ReplicaOrder};
+use super::params::{PrsCandidate, PrsReload, ReplicaOrder};
 use super::world::RolloutWorld;
 use crate::sim::rng::{below, shuffle};
 use crate::sim::{Scheduler, SimTime};
@@ -133,9 +133,10 @@ impl RolloutWorld {
         self.push_health(now, new, s);
         let seen = now + self.p.vtgate.health_stream_delay;
         let new_addr = self.tablets[new].addr;
+        let all = self.p.vtgate.prs_reload == PrsReload::AllVtgates;
         for g in 0..self.m() {
             let v = self.views[self.vi(g, new)];
-            if !(v.connected && v.hc_addr == new_addr) {
+            if all || !(v.connected && v.hc_addr == new_addr) {
                 s.at(
                     seen,
                     Event::ShardReload {

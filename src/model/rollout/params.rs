@@ -88,6 +88,25 @@ pub struct VtgateParams {
     /// writes (the operator sets 10s, ref §A.1).
     #[serde(default = "d_10s")]
     pub buffer_max_failover_duration: SimDuration,
+    /// Which vtgates reload the shard from the topology when PRS ends. In the code this is a
+    /// race (`reparentTablets` turns the old primary REPLICA before promoting the new one, and
+    /// `loadTabletsTrigger` fires on a PRIMARY→REPLICA update while no PRIMARY is known,
+    /// healthcheck.go): `UnknownPrimaryOnly` (default; what the seed's second burst shows)
+    /// reloads only in vtgates with no health stream to the new primary; `AllVtgates` in every
+    /// vtgate, which also finds any replica a vtgate had missed.
+    #[serde(default)]
+    pub prs_reload: PrsReload,
+}
+
+/// Which vtgates reload a shard's tablets when PRS ends.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", deny_unknown_fields)]
+pub enum PrsReload {
+    /// Only vtgates with no health stream to the new primary.
+    #[default]
+    UnknownPrimaryOnly,
+    /// Every vtgate (the old primary's REPLICA update arrived first everywhere).
+    AllVtgates,
 }
 
 /// How the vtgates' poll phases are drawn (`spec` Components, Vtgate).
@@ -339,6 +358,7 @@ impl Default for VtgateParams {
             healthcheck_timeout: d_refresh(),
             enable_buffer: true,
             buffer_max_failover_duration: d_10s(),
+            prs_reload: PrsReload::default(),
         }
     }
 }
