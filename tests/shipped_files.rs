@@ -81,7 +81,7 @@ fn every_shipped_model_replays_to_its_pinned_digest() {
     let pinned: &[(&str, &str)] = &[
         (
             "connpool-default.ron",
-            "38ea3cffd097b9effd93fceece2564c51108960c8aa79cb9ca94a437002b5684",
+            "58a73ccc3cdf47c953be994b2c9cad5925e5fc486b49a7129ee10da6089fe130",
         ),
         (
             "hold-fixture.ron",

@@ -16,8 +16,10 @@
 //!   `ResetSetting`/`ApplySetting` fail at once, the connection is closed and
 //!   `connReopen(expired ctx)` fails, so `active` drops (ref §C.6 step 4). The spec's "returns
 //!   the connection immediately" holds only when the settings match.
-//! - A woken waiter whose `done` and `ctx.Done` are both ready picks one at random (Go's
-//!   `select`); the ctx branch then takes `wl.mu` (a scan in Unfixed/OnlyA) before `<-done`.
+//! - A waiter parked in `select` runs the case that woke it first (Go's `selectgo` wakes a
+//!   parked goroutine with the case whose channel fired): an expired or evicted waiter whose
+//!   timer fired first takes the ctx branch, `wl.mu` (a scan in Unfixed/OnlyA) and then
+//!   `<-done`, even if a handoff arrived while it waited to be scheduled.
 //! - Timed-out dials fail with the request (`getNew` dials with the request ctx).
 //! - Not modelled: idle timeout and max lifetime (refresh workers), `MaxIdleCount` (inert by
 //!   default, seed "Port scope"), settings sharing a bucket (`bucket & 7`; at most 8 settings

@@ -26,6 +26,9 @@ pub struct Waiter {
     pub age: u32,
     /// The `done` side of the handoff is ready: a returner selected (conn) or evicted (NONE) it.
     pub handed: bool,
+    /// It was woken by its ctx expiring rather than by `done`: a goroutine parked in `select`
+    /// is woken with the case that fired first, and runs that branch.
+    pub woken_by_ctx: bool,
     /// It acquired its connection at or after its deadline.
     pub late: bool,
     /// When the request arrived (`Get` called).
@@ -69,6 +72,7 @@ impl Waiter {
         state: WaiterState::Free,
         age: 0,
         handed: false,
+        woken_by_ctx: false,
         late: false,
         arrival: SimTime::ZERO,
         deadline: SimTime::ZERO,

@@ -361,6 +361,7 @@ impl PoolWorld {
             state: WaiterState::Busy,
             age: 0,
             handed: false,
+            woken_by_ctx: false,
             late: false,
             arrival: now,
             deadline: SimTime(now.0.saturating_add(dl)),
@@ -530,9 +531,11 @@ impl PoolWorld {
         }
     }
 
-    /// The waiter's goroutine becomes runnable; it runs after the wake-up latency.
-    fn wake(&mut self, w: u32, s: &mut Scheduler<Event>) {
+    /// The waiter's goroutine becomes runnable, committed to the case that woke it (`by_ctx`:
+    /// its deadline; else `done`); it runs after the wake-up latency.
+    fn wake(&mut self, w: u32, by_ctx: bool, s: &mut Scheduler<Event>) {
         self.waiters[w as usize].state = WaiterState::Waking;
+        self.waiters[w as usize].woken_by_ctx = by_ctx;
         let d = draw_ns(&self.wakeup, &mut self.rng_sched);
         s.after(SimDuration(d), Event::WaiterRuns { w });
     }
@@ -543,7 +546,7 @@ impl PoolWorld {
         wt.handed = true;
         wt.conn = c;
         if wt.state == WaiterState::Parked {
-            self.wake(w, s);
+            self.wake(w, false, s);
         }
     }
 
@@ -810,23 +813,20 @@ impl World for PoolWorld {
             Event::Deadline { w, gen } => {
                 let wt = &self.waiters[w as usize];
                 if wt.gen == gen && wt.state == WaiterState::Parked {
-                    self.wake(w, s);
+                    self.wake(w, true, s);
                 }
             }
             Event::WaiterRuns { w } => {
                 let wt = self.waiters[w as usize];
                 debug_assert_eq!(wt.state, WaiterState::Waking);
-                let ctx = wt.expired(now);
-                // Go's select picks uniformly among ready cases.
-                let take_done = if wt.handed && ctx {
-                    uniform01(&mut self.rng_sched) < 0.5
-                } else {
-                    wt.handed
-                };
-                if take_done {
+                // A goroutine parked in select runs the case that woke it: `done` (a handoff or
+                // an eviction) or its ctx, even if the other became ready while it waited to
+                // be scheduled.
+                if !wt.woken_by_ctx {
+                    debug_assert!(wt.handed, "woken by done with nothing handed");
                     self.take_handoff(now, w, s);
                 } else {
-                    debug_assert!(ctx, "woken with nothing ready");
+                    debug_assert!(wt.expired(now), "woken by a ctx that has not expired");
                     self.waiters[w as usize].state = WaiterState::Removing;
                     self.lock(now, MutexOp::SelfRemove(w), s);
                 }
