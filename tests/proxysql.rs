@@ -71,12 +71,19 @@ fn seed1_idle_replica_dies_stays_shunned_until_load() {
     for seed in 1..=6 {
         let r = run(&p, seed);
         assert_eq!(metric(&r, "writes_lost"), 0.0, "seed {seed}");
-        assert_eq!(metric(&r, "reads_lost"), 0.0);
+        // No read-only client runs here; the read/write client's SELECTs are inside its
+        // transactions (transaction_persistent), so no session ever connects to the dead,
+        // idle replica in hostgroup 20.
+        assert!(r.world.clients.iter().all(|c| !c.reader));
+        assert_eq!(metric(&r, "connect_errors"), 0.0, "seed {seed}");
         assert_eq!(r.world.clients[0].errors, 0);
         // Shunned by missed pings: 3 failed rounds after the kill at 20 s.
         let d = metric(&r, "time_to_detect_s");
         assert!((16.0..=24.1).contains(&d), "seed {seed}: detect {d}");
         assert_eq!(metric(&r, "traffic_shuns"), 0.0);
+        // One entry (20, mysql-3) went ONLINE → SHUNNED once; the ping loop calls
+        // shun_and_killall again every round until mysql-3 answers, which is not a new shun.
+        assert_eq!(metric(&r, "ping_shuns"), 1.0, "seed {seed}");
         let log = &r.world.action_log;
         let show = |t: u64| {
             let a = log.iter().find(|a| a.t == SimTime::ZERO + secs(t)).unwrap();
@@ -97,12 +104,11 @@ fn seed1_idle_replica_dies_stays_shunned_until_load() {
 #[test]
 fn seed2_one_of_two_readers_dies_handful_of_errors() {
     let p = load("proxysql-seed-2-read-replica-dies.ron");
-    let mut total = 0.0;
-    for seed in 1..=8 {
+    let mut errs = vec![];
+    for seed in 1..=24 {
         let r = run(&p, seed);
         let e = metric(&r, "reads_lost");
-        total += e;
-        assert!(e <= 5.0, "seed {seed}: {e} read errors");
+        errs.push(e);
         assert_eq!(metric(&r, "writes_lost"), 0.0);
         for i in 0..20 {
             assert!(sec(&r, 0, i).0 > 500, "writes in second {i}");
@@ -115,7 +121,16 @@ fn seed2_one_of_two_readers_dies_handful_of_errors() {
         assert!(metric(&r, "time_to_detect_s") < 1.0);
         assert_eq!(r.world.status(20, "mysql-2"), Some(Status::Online));
     }
-    assert!(total <= 16.0, "{total} read errors over 8 runs");
+    // The seed: one error ([ 11s ] err/s 1.00). The model gives 0 errors in ~72 % of runs and
+    // 1 in ~28 % (a thread's pooled connection to the dead replica): mean ≈ 0.28. The band
+    // (0.05, 0.7) holds the mean of 24 runs (sd ≈ 0.45/√24 ≈ 0.09) at > 2.5 sd either side.
+    let s = vtsim::stats::summarize(&errs);
+    assert!(
+        (0.05..0.7).contains(&s.mean),
+        "mean {} over {errs:?}",
+        s.mean
+    );
+    assert!(errs.iter().all(|&e| e <= 3.0), "{errs:?}");
 }
 
 #[test]
@@ -123,6 +138,15 @@ fn seed3_both_readers_die_reads_fail_writes_go_on() {
     let p = load("proxysql-seed-3-both-replicas-die.ron");
     for seed in 1..=4 {
         let r = run(&p, seed);
+        // Seed: `[ 22s ] tps: 912.90`, `[ 23s ] tps: 266.83` (kill at 22.3 s: ~0.3 of a
+        // second of reads), `[ 24s ] tps: 0.00`.
+        let full = sec(&r, 1, 21).0;
+        assert!(full > 600, "seed {seed}: [ 22s ] {full}");
+        let k = sec(&r, 1, 22).0;
+        assert!(
+            k > full / 6 && k < full / 2,
+            "seed {seed}: [ 23s ] {k} of {full}"
+        );
         for i in 23..40 {
             assert_eq!(sec(&r, 1, i).0, 0, "seed {seed}: read tps in second {i}");
             assert!(
@@ -140,7 +164,10 @@ fn seed3_both_readers_die_reads_fail_writes_go_on() {
         );
         assert_eq!(metric(&r, "read_errors_9001"), 0.0);
         assert!(metric(&r, "desperate_unshuns") > 0.0);
-        assert!(metric(&r, "time_to_recover_s") >= 29.9);
+        // Reads never come back: censored at the horizon (40 s − 22.3 s).
+        assert_eq!(metric(&r, "recovered"), 0.0);
+        let rec = metric(&r, "time_to_recover_s");
+        assert!((17.6..17.71).contains(&rec), "seed {seed}: {rec}");
     }
 }
 
@@ -219,14 +246,32 @@ fn seed5_writer_inserted_into_readers_resumes_reads_within_the_second() {
     let p = load("proxysql-seed-5-writer-into-readers.ron");
     for seed in 1..=6 {
         let r = run(&p, seed);
-        for i in 22..28 {
+        let full = sec(&r, 1, 19).0;
+        assert!(full > 600, "seed {seed}: [ 20s ] {full}");
+        // Seed: `[ 21s ] tps: 438.23` (kill at 20.5 s, inside [20, 21)): partial.
+        let k = sec(&r, 1, 20).0;
+        assert!(
+            k > full / 4 && k < full * 3 / 4,
+            "seed {seed}: [ 21s ] {k} of {full}"
+        );
+        // Seed: `[ 22s ]` … `[ 27s ] tps: 0.00`.
+        for i in 21..27 {
             assert_eq!(sec(&r, 1, i).0, 0, "seed {seed}: second {i}");
         }
-        // The LOAD is at 28.000 s: the report line [ 29s ] covers [28, 29).
-        assert!(sec(&r, 1, 28).0 > 300, "seed {seed}: {:?}", sec(&r, 1, 28));
+        // Seed: `[ 28s ] tps: 635.37` (INSERT + LOAD at 27.25 s, inside [27, 28)): reads back
+        // for most of the second, `[ 29s ] tps: 834.58` full.
+        let back = sec(&r, 1, 27).0;
+        let after = sec(&r, 1, 28).0;
+        assert!(after > 600, "seed {seed}: [ 29s ] {after}");
+        assert!(
+            back > after / 2 && back < after,
+            "seed {seed}: [ 28s ] {back} of {after}"
+        );
         assert_eq!(metric(&r, "writes_lost"), 0.0);
+        // From the last read before the kill (20.5 s) to the first after the LOAD (27.25 s).
         let rec = metric(&r, "time_to_recover_s");
-        assert!((7.0..7.01).contains(&rec), "seed {seed}: recover {rec}");
+        assert!((6.74..6.77).contains(&rec), "seed {seed}: recover {rec}");
+        assert_eq!(metric(&r, "recovered"), 1.0);
         assert_eq!(r.world.status(20, "mysql-2"), Some(Status::Online));
     }
 }
@@ -335,7 +380,7 @@ fn deterministic_and_seed_sensitive_with_a_pinned_digest() {
     assert_eq!(a.output.digest, PINNED_SEED3);
 }
 
-const PINNED_SEED3: &str = "09cb0c2539462b37dc28802015660e13b0bba542ce8d4d1edb200d8ee092c331";
+const PINNED_SEED3: &str = "c3715bc88e6595eeca48897c6820f204ce0921817809f5aeccadcc2f37673944";
 
 #[test]
 fn a_clients_draws_do_not_depend_on_another_clients_parameters() {
@@ -386,10 +431,7 @@ fn validation_names_the_field() {
     .replace("host: \"mysql-3\"", "host: \"mysql-33\"");
     let e = vtsim::experiment::files::parse_model(Path::new("x.ron"), &text).unwrap_err();
     let s = e.to_string();
-    assert!(
-        s.contains("actions[0].action.host") || s.contains("host"),
-        "{s}"
-    );
+    assert!(s.contains("actions[0].action.host"), "{s}");
     assert!(s.contains("x.ron"), "{s}");
 }
 

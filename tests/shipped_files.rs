@@ -113,15 +113,15 @@ fn every_shipped_model_replays_to_its_pinned_digest() {
         ),
         (
             "proxysql-seed-3-both-replicas-die.ron",
-            "09cb0c2539462b37dc28802015660e13b0bba542ce8d4d1edb200d8ee092c331",
+            "c3715bc88e6595eeca48897c6820f204ce0921817809f5aeccadcc2f37673944",
         ),
         (
             "proxysql-seed-4-writer-is-also-reader.ron",
-            "3c70128ea227f9d3054456aad56c116dfe1f816690f0272d0c50813f5ded81b7",
+            "c632944117168afd2c15f58800b5a06223e2540cc62cb388545df87b9966d68a",
         ),
         (
             "proxysql-seed-5-writer-into-readers.ron",
-            "230bf1f67d5d028a775cfe3e5e6d84dd2e57023717f32935255facf4dc005e8b",
+            "8cda550423dade1153353b586d1a94ac27010a4ce107045cefec1b5ad0b7aa7f",
         ),
         (
             "rollout-default.ron",

@@ -253,7 +253,8 @@ impl HostGroups {
             }
         }
         if sum == 0 {
-            // The "desperate" path (MyHGC.cpp:213-260): ignores kill_all and keeps the flag.
+            // The "desperate" path (MyHGC.cpp:213-260): ignores kill_all and keeps that flag,
+            // but clears shunned_automatic, the error count and the last-error time.
             let mut logged = false;
             for i in 0..self.entries.len() {
                 let e = &self.entries[i];
@@ -313,20 +314,32 @@ impl HostGroups {
         );
     }
 
-    fn unshun(&mut self, i: usize, t: SimTime, wall: i64, clear: bool, cause: &'static str) {
+    /// Lazy unshun. Both paths (MyHGC.cpp) set ONLINE and clear `shunned_automatic`,
+    /// `connect_ERR_at_time_last_detected_error` and `time_last_detected_error`; only the
+    /// normal path (`clear_kill_all`) also clears `shunned_and_kill_all_connections`.
+    fn unshun(
+        &mut self,
+        i: usize,
+        t: SimTime,
+        wall: i64,
+        clear_kill_all: bool,
+        cause: &'static str,
+    ) {
         self.set_status(i, Status::Online, t, wall, cause);
         let e = &mut self.entries[i];
-        if clear {
-            e.shunned_auto = false;
+        e.shunned_auto = false;
+        e.err_count = 0;
+        e.tlde = NEVER;
+        if clear_kill_all {
             e.kill_all = false;
-            e.err_count = 0;
         }
     }
 
     /// `shun_and_killall(host)` (ref §1.3b): every entry of `host`. Returns the entries whose
-    /// used connections must be killed.
-    pub fn shun_and_killall(&mut self, host: u16, t: SimTime, wall: i64) -> Vec<usize> {
+    /// used connections must be killed, and how many of them went ONLINE → SHUNNED.
+    pub fn shun_and_killall(&mut self, host: u16, t: SimTime, wall: i64) -> (Vec<usize>, u32) {
         let mut killed = vec![];
+        let mut newly = 0;
         for i in 0..self.entries.len() {
             if self.entries[i].host != host {
                 continue;
@@ -346,6 +359,7 @@ impl HostGroups {
                 Status::OfflineHard => false,
             };
             if act {
+                newly += (self.entries[i].status == Status::Online) as u32;
                 self.set_status(i, Status::Shunned, t, wall, "missed heartbeats");
                 let e = &mut self.entries[i];
                 e.shunned_auto = true;
@@ -358,7 +372,7 @@ impl HostGroups {
                 self.entries[i].tlde = wall;
             }
         }
-        killed
+        (killed, newly)
     }
 
     /// `copy_if_not_exists` (ref §1.6): copy entry `src` into `dst_hg`, ONLINE if it was shunned.

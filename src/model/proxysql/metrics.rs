@@ -22,7 +22,7 @@ pub fn defs() -> Vec<MetricDef> {
         MetricDef::value("read_errors_lost", "read errors 2013 (connection lost, retry used up)"),
         MetricDef::value("time_to_detect_s", "first fault to the first SHUNNED/removed entry of a faulted host (censored at the horizon)"),
         MetricDef::indicator("detected", "1 when a faulted host was shunned or removed before the horizon"),
-        MetricDef::value("time_to_recover_s", "first fault to the end of the last read outage (0: no outage; censored at the horizon)"),
+        MetricDef::value("time_to_recover_s", "start of the first read outage after the first fault to the end of the last one (0: no outage); when reads had not come back by the horizon (recovered = 0) it is censored: the time to the horizon, a lower bound"),
         MetricDef::value("read_outage_s", "total time with no successful read after the first fault"),
         MetricDef::value("read_tps", "mean events/s of the read-only clients"),
         MetricDef::value("write_tps", "mean events/s of the read/write clients"),
@@ -31,11 +31,12 @@ pub fn defs() -> Vec<MetricDef> {
         MetricDef::value("errors_client_3", "errors of client 3"),
         MetricDef::value("errors_client_4", "errors of client 4"),
         MetricDef::value("traffic_shuns", "entries shunned by connect errors (shun_on_failures per second)"),
-        MetricDef::value("ping_shuns", "shun_and_killall calls that shunned an entry (missed heartbeats)"),
+        MetricDef::value("ping_shuns", "entries moved ONLINE to SHUNNED by missed heartbeats (shun_and_killall)"),
         MetricDef::value("normal_unshuns", "lazy unshuns on the normal path"),
         MetricDef::value("desperate_unshuns", "lazy unshuns on the desperate path"),
         MetricDef::value("connect_errors", "failed backend connects"),
         MetricDef::indicator("any_read_lost", "1 when any read failed"),
+        MetricDef::indicator("recovered", "1 when no read outage was open at the horizon (reads came back, or never stopped); 0 means time_to_recover_s is censored"),
     ]
 }
 
@@ -80,14 +81,18 @@ pub fn values(w: &ProxysqlWorld, end: SimTime) -> Vec<f64> {
             + 0.0 // an empty sum is -0.0
     };
     let (detect, detected) = detection(w, end);
+    // Recovery is measured from the start of the read outage (the last successful read, or the
+    // first fault if that came later), not from the first fault: an idle replica that dies
+    // long before reads notice must not count its quiet time. Censoring: an outage still open
+    // at the horizon ends at the horizon, so time_to_recover_s is then a lower bound, flagged
+    // by recovered = 0.
     let (recover, outage) = match &w.first_fault {
         None => (0.0, 0.0),
         Some((tf, _)) => {
-            let rec = w
-                .outages
-                .last()
-                .map(|o| o.1.since(*tf).as_secs_f64())
-                .unwrap_or(0.0);
+            let rec = match (w.outages.first(), w.outages.last()) {
+                (Some(a), Some(b)) => b.1.since(a.0.max(*tf)).as_secs_f64(),
+                _ => 0.0,
+            };
             let tot: f64 = w
                 .outages
                 .iter()
@@ -121,6 +126,7 @@ pub fn values(w: &ProxysqlWorld, end: SimTime) -> Vec<f64> {
         w.unshuns.desperate as f64,
         w.connect_errors as f64,
         (reads_lost > 0.0) as u8 as f64,
+        (!w.outage_open) as u8 as f64,
     ]);
     v
 }

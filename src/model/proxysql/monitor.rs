@@ -53,9 +53,11 @@ impl ProxysqlWorld {
             let host = &mut self.hosts[h];
             host.ping_streak = if ok { 0 } else { host.ping_streak + 1 };
             if host.ping_streak >= max {
-                let killed = self.hgm.shun_and_killall(h as u16, now, wall);
+                let (killed, newly) = self.hgm.shun_and_killall(h as u16, now, wall);
+                // Only ONLINE → SHUNNED changes count; a re-shun of an entry already SHUNNED
+                // (every round while pings keep failing) is not a new shun.
+                self.ping_shuns += newly as u64;
                 if !killed.is_empty() {
-                    self.ping_shuns += 1;
                     let name = self.names[h].clone();
                     self.hgm.say(
                         now,

@@ -122,7 +122,8 @@ pub struct ProxysqlWorld {
     pub connect_errors: u64,
     /// Shuns by traffic (connect errors in one second).
     pub traffic_shuns: u64,
-    /// `shun_and_killall` calls that shunned at least one entry.
+    /// Entries moved ONLINE → SHUNNED by `shun_and_killall` (missed heartbeats); a repeated
+    /// call on an entry already SHUNNED is not counted.
     pub ping_shuns: u64,
     /// First fault: time and hosts.
     pub first_fault: Option<(SimTime, Vec<u16>)>,
@@ -130,6 +131,8 @@ pub struct ProxysqlWorld {
     pub last_read_ok: SimTime,
     /// Read outages (gaps > `outage_gap` with no successful read) ending after the first fault.
     pub outages: Vec<(SimTime, SimTime)>,
+    /// The last outage was still open at the horizon (its end is the horizon: censored).
+    pub outage_open: bool,
     /// Actions as they happened.
     pub action_log: Vec<ActionRec>,
 }
@@ -232,6 +235,7 @@ impl ProxysqlWorld {
             first_fault: None,
             last_read_ok: SimTime::ZERO,
             outages: vec![],
+            outage_open: false,
             action_log: vec![],
             p: p.clone(),
         };
@@ -496,6 +500,7 @@ impl ProxysqlWorld {
                 let last = self.last_read_ok;
                 if end.since(last) > self.p.outage_gap && end > tf {
                     self.outages.push((last, end));
+                    self.outage_open = true;
                 }
             }
         }
