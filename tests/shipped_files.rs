@@ -93,7 +93,7 @@ fn every_shipped_model_replays_to_its_pinned_digest() {
         ),
         (
             "playground.ron",
-            "4b7d1ffe5db838d8e4aa46b8ac9f337bdb7895f2667ad7d0d3fcb29fb255f427",
+            "8f49824fe07a25d4ffeff8ab9f3a3657dea8c2ce3b685c9b61ba05b4c1955cf7",
         ),
         (
             "proxysql-lab.ron",

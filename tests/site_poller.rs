@@ -507,7 +507,7 @@ fn deterministic_and_streams_independent() {
     assert_eq!(a.output.metrics, b.output.metrics);
     assert_eq!(
         a.output.digest,
-        "4b7d1ffe5db838d8e4aa46b8ac9f337bdb7895f2667ad7d0d3fcb29fb255f427"
+        "8f49824fe07a25d4ffeff8ab9f3a3657dea8c2ce3b685c9b61ba05b4c1955cf7"
     );
     // Making the reader flaky changes none of iad's probe latencies.
     let mut q = p.clone();
@@ -552,4 +552,72 @@ fn experiments_load_and_replay_writes_the_transitions_csv() {
     assert!(csv.starts_with("time_s,poll,site,from,to"));
     assert!(csv.contains(",iad,writable,unreachable,3,0,0"), "{csv}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Review fix 1: a fault whose site is already believed in the expected state when it starts
+/// (here: a false Unreachable from flaky probes, F = 1) is not detected at delay 0; detection
+/// waits for the first Poll that starts after the fault. The case is counted separately.
+#[test]
+fn no_zero_delay_credit_when_already_believed_at_fault_start() {
+    let mut p = playground();
+    p.poller.failure_threshold = 1;
+    p.sites[0].flaky_p = Some(0.6);
+    p.faults = vec![fault("iad", 60.0, FaultKind::Refused)];
+    p.horizon = s(400.0);
+    let mut already = 0.0;
+    for r in 0..300 {
+        let run = run(&p, replicate_seed(41, r));
+        let d = run.detection_s(0).expect("detected");
+        assert!(d > 0.0, "replicate {r}: detection delay {d} s");
+        already += run.metric("already_believed");
+    }
+    // P(iad believed Unreachable between polls) is about 0.6 with F = 1: many such runs.
+    assert!(already > 60.0, "already_believed counted {already} times");
+}
+
+/// Review fix 2: an answer slower than the 4 s driver timeout (but under the 5 s context) is a
+/// failed probe at 4 s, not a success.
+#[test]
+fn answer_slower_than_driver_timeout_fails_at_driver_timeout() {
+    let mut p = playground();
+    p.probes.answer_latency = vtsim::model::site_poller::DurationDist::fixed(s(4.5));
+    p.faults = vec![];
+    p.horizon = s(60.0);
+    let r = run_logged(&p, 7);
+    assert!(!r.polls.is_empty());
+    for poll in &r.polls {
+        for &(res, lat) in &poll.results {
+            assert_eq!(res, ProbeResult::Error, "poll {}", poll.seq);
+            assert_eq!(lat, s(4.0), "poll {}", poll.seq);
+        }
+    }
+    assert_eq!(r.polls[0].probes_done.since(r.polls[0].start), s(4.0));
+}
+
+/// Review fix 3: the fault's end lands at a uniform phase of the poll period, so recovery_s
+/// does not depend on the duration modulo the backoff cadence (it was 7 / 27 / 17 s).
+#[test]
+fn recovery_is_not_phase_locked_to_the_duration() {
+    let mut means = Vec::new();
+    for dur in [120.0, 130.0, 140.0] {
+        let mut p = playground();
+        p.faults = vec![Fault {
+            duration: Some(s(dur)),
+            ..fault("iad", 60.0, FaultKind::Refused)
+        }];
+        p.horizon = s(400.0);
+        let x: Vec<f64> = (0..300)
+            .map(|r| run(&p, replicate_seed(43, r)).metric("recovery_s"))
+            .collect();
+        let (m, se) = mean_se(&x);
+        let (lo, hi) = min_max(&x);
+        assert!(hi - lo > 20.0, "duration {dur}: recovery spread {lo}..{hi}");
+        means.push((m, se));
+    }
+    for a in &means {
+        for b in &means {
+            let tol = 4.0 * (a.1 * a.1 + b.1 * b.1).sqrt() + 1.0;
+            assert!((a.0 - b.0).abs() < tol, "recovery means {means:?}");
+        }
+    }
 }

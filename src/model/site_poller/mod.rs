@@ -20,6 +20,20 @@
 //!   `read-only` role (never core); `dr-only` is not modelled separately; "freshest candidate"
 //!   ties resolve to declared order (GTID sets are not modelled).
 //!
+//! Known limits of the figures:
+//! - Failover timing is not calibrated. With `failover.enabled` at the defaults, `new_primary_s`
+//!   (fault start -> `recordFailover`) is about 5.6 s for a refused primary and 17.6 s for a
+//!   dark one (detection dominates; the promotion steps add about 0.5 s), while the reference
+//!   (§2.8) measured about 12.0 s for a clean kill. The step latencies (`gtid_pick`,
+//!   `relay_drain`, `promotion_sql`, `confirm`, `dns`) are guesses, not measurements: read
+//!   `new_primary_s` as detection + a nominal promotion, not as a predicted outage.
+//! - Detection p99 is not monotone in `failure_threshold` at high transient-error rates
+//!   (`experiments/flaky-probes.ron`, chart `tradeoff-detection-vs-threshold`; at p = 0.3 the
+//!   p99 is about 18, 24, 18, 9, 10, 12 s for thresholds 1..6): the backoff starts once the
+//!   worst fail count (any site) exceeds the threshold, so with a low threshold transient
+//!   errors often double the interval, and the dead site's remaining polls come at those
+//!   longer intervals; a high threshold needs more polls but they stay at the base interval.
+//!
 //! Not modelled: operator restarts (`Unknown` again), the `authorityEpoch` early return, keyring
 //! blocking, the sidecar's lease fencing, split-brain resolution (counted only), taints and DNS
 //! other than as a latency. A probe's outcome is fixed by the truth at its start; the serial

@@ -53,6 +53,10 @@ pub fn defs() -> Vec<MetricDef> {
         MetricDef::indicator("promoted", "1 when a promotion was recorded after the first fault"),
         MetricDef::value("failovers_blocked", "promotions the cooldown blocked"),
         MetricDef::value("events", "events handled"),
+        MetricDef::value(
+            "already_believed",
+            "detectable faults whose site was already believed in the expected state when they started (e.g. a false Unreachable); their detection waits for the next Poll",
+        ),
     ]
 }
 
@@ -135,6 +139,7 @@ pub fn values(w: &SitePollerWorld, end: SimTime, events: u64) -> Vec<f64> {
         promoted as u8 as f64,
         w.failovers_blocked as f64,
         events as f64,
+        detectable.iter().filter(|f| f.already_believed).count() as f64,
     ]
 }
 

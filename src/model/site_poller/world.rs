@@ -3,13 +3,17 @@
 //!
 //! One Poll (`TopologyManager.Poll`, ref §2.5) is three events:
 //! - `PollStart`: every site is probed in parallel; each probe's outcome is fixed by the site's
-//!   truth at that instant, its latency drawn (an answer slower than `probe_timeout` is an
-//!   error at the timeout);
+//!   truth at that instant, its latency drawn (an answer slower than
+//!   min(`driver_timeout`, `probe_timeout`) is an error at that deadline);
 //! - `ProbesDone` when the slowest probe returns: `computeState` + bypass per site, the
 //!   transitions, the cross-site layer (a promotion runs inside the Poll), then the serial
 //!   extras (fence writable non-promotables, `SHOW REPLICA STATUS` per ReadOnly site, other
 //!   work), whose latencies follow the truth at `ProbesDone`;
 //! - `PollEnd`: the next interval (`adaptivePollInterval`) and the next start (driver).
+//!
+//! A fault is detected at the `ProbesDone` of the first Poll that started after it (and before
+//! its end) and leaves its site in the expected state; a site already believed in that state
+//! when the fault starts is counted (`already_believed`), never credited with a zero delay.
 
 use super::params::{Answer, FaultKind, FaultPhase, LoopDriver, Role, SitePollerParams};
 use super::tracker::{Backoff, ProbeResult, SiteState, SiteTracker, Thresholds};
@@ -31,6 +35,9 @@ pub enum Event {
     FaultDue(u16),
     /// Fault `i` changes its site's truth.
     FaultStart(u16),
+    /// Fault `i` reaches its nominal end (start + duration): draw where in the poll period
+    /// its end lands.
+    FaultEndDue(u16),
     /// Fault `i` is over: restore what it changed.
     FaultEnd(u16),
     /// A statement changed a site's `read_only` (a fence, or a promotion).
@@ -50,6 +57,7 @@ impl Traced for Event {
             Event::PollEnd => ("poller", 0, "poll_end", 0),
             Event::FaultDue(i) => ("fault", i as u32, "due", 0),
             Event::FaultStart(i) => ("fault", i as u32, "start", 0),
+            Event::FaultEndDue(i) => ("fault", i as u32, "end_due", 0),
             Event::FaultEnd(i) => ("fault", i as u32, "end", 0),
             Event::SetAnswer { site, writable } => {
                 ("site", site as u32, "set_answer", writable as u64)
@@ -157,8 +165,18 @@ pub struct FaultRec {
     pub duration: Option<SimDuration>,
     /// The state that detects it (None: nothing to detect, e.g. Flaky).
     pub expect: Option<SiteState>,
-    /// When the site first reached `expect` after the start (before the end).
+    /// Detection: the end of probing (`ProbesDone`) of the first Poll that started after the
+    /// fault did (its probes saw the new truth), started before the end, and left the site in
+    /// `expect`. Never the fault's start itself, even when the site was already believed in
+    /// `expect` then (see [`Self::already_believed`]).
     pub detected: SimTime,
+    /// The site was already believed in `expect` when the fault started (e.g. a false
+    /// Unreachable from flaky probes): counted, not credited as a zero-delay detection.
+    pub already_believed: bool,
+    /// Polls started before the fault started: Poll `seq > start_poll` saw the new truth.
+    pub start_poll: u64,
+    /// How the start was placed; the end's phase is drawn the same way unless `Exact`.
+    pub phase: FaultPhase,
     /// After the end: the state the restored truth implies.
     pub back_to: Option<SiteState>,
     /// When the site reached `back_to` after the end.
@@ -267,6 +285,9 @@ impl SitePollerWorld {
                     FaultKind::Flaky { .. } => None,
                 },
                 detected: SimTime::MAX,
+                already_believed: false,
+                start_poll: 0,
+                phase: f.phase,
                 back_to: None,
                 recovered: SimTime::MAX,
                 saved_answer: Answer::ReadOnly,
@@ -356,7 +377,10 @@ impl SitePollerWorld {
             Some(Down::Refused) => pr.refused_latency.sample(&mut s.rng),
             Some(Down::Dark) => pr.driver_timeout.min(pr.probe_timeout),
             Some(Down::Hang) => pr.probe_timeout,
-            None => pr.answer_latency.sample(&mut s.rng).min(pr.probe_timeout),
+            None => pr
+                .answer_latency
+                .sample(&mut s.rng)
+                .min(pr.driver_timeout.min(pr.probe_timeout)),
         }
     }
 
@@ -370,6 +394,9 @@ impl SitePollerWorld {
         self.poll_count += 1;
         self.last_start = now;
         let pr = &self.p.probes;
+        // A probe fails at whichever deadline comes first: the driver's `statusNetTimeout` or
+        // the 5 s context (ref §2.7).
+        let timeout = pr.driver_timeout.min(pr.probe_timeout);
         let mut slowest = SimDuration::ZERO;
         for site in &mut self.sites {
             let (r, lat, flaky) = match site.down {
@@ -378,11 +405,7 @@ impl SitePollerWorld {
                     pr.refused_latency.sample(&mut site.rng),
                     false,
                 ),
-                Some(Down::Dark) => (
-                    ProbeResult::Error,
-                    pr.driver_timeout.min(pr.probe_timeout),
-                    false,
-                ),
+                Some(Down::Dark) => (ProbeResult::Error, timeout, false),
                 Some(Down::Hang) => (ProbeResult::Error, pr.probe_timeout, false),
                 None => {
                     if site.flaky_p > 0.0 && uniform01(&mut site.rng) < site.flaky_p {
@@ -393,8 +416,8 @@ impl SitePollerWorld {
                         )
                     } else {
                         let lat = pr.answer_latency.sample(&mut site.rng);
-                        if lat >= pr.probe_timeout {
-                            (ProbeResult::Error, pr.probe_timeout, false)
+                        if lat >= timeout {
+                            (ProbeResult::Error, timeout, false)
                         } else {
                             let r = match site.answer {
                                 Answer::Writable => ProbeResult::Writable,
@@ -405,7 +428,12 @@ impl SitePollerWorld {
                     }
                 }
             };
-            let lat = lat.min(pr.probe_timeout);
+            // A hung read outlives the driver deadline: it ends at the context (pre-PR #95).
+            let lat = if site.down == Some(Down::Hang) {
+                lat.min(pr.probe_timeout)
+            } else {
+                lat.min(timeout)
+            };
             site.result = r;
             site.latency = lat;
             site.flaky_error = flaky;
@@ -434,6 +462,17 @@ impl SitePollerWorld {
                     false_unreachable: to == SiteState::Unreachable && site.flaky_error,
                 });
                 self.on_state(i, to, now);
+            }
+        }
+        // Detections: this Poll started after the fault (its probes saw it) and before its end.
+        for f in &mut self.faults {
+            if f.detected == SimTime::MAX
+                && f.start_poll < self.poll_count
+                && f.start <= self.last_start
+                && self.last_start < f.end
+                && f.expect == Some(self.sites[f.site as usize].tracker.state)
+            {
+                f.detected = now;
             }
         }
         if self.log_polls {
@@ -610,24 +649,40 @@ impl SitePollerWorld {
             if f.site as usize != i || f.start > now {
                 continue;
             }
-            if f.end == SimTime::MAX && f.detected == SimTime::MAX && f.expect == Some(to) {
-                f.detected = now;
-            }
             if f.end <= now && f.recovered == SimTime::MAX && f.back_to == Some(to) {
                 f.recovered = now;
             }
         }
     }
 
-    fn fault_due(&mut self, i: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        let period = match self.next_start {
+    /// The current poll period: this Poll's start to the next one's when it is known, else the
+    /// most recent full period.
+    fn current_period(&self) -> SimDuration {
+        match self.next_start {
             Some(n) if self.poll_count > 0 => n.since(self.last_start),
             _ => self.last_period,
-        };
+        }
+    }
+
+    fn fault_due(&mut self, i: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        let period = self.current_period();
         let u = uniform(&mut self.fault_rngs[i], 0.0, period.as_secs_f64());
         s.at(
             now + SimDuration::from_secs_f64(u),
             Event::FaultStart(i as u16),
+        );
+    }
+
+    /// The nominal end (start + duration) is reached: the end lands at + U[0, current poll
+    /// period), from the fault's own stream, like the start. Without it the end is phase-locked
+    /// to the (backoff) cadence the fault itself set up, and `recovery_s` would be a function
+    /// of `duration` modulo the period (e.g. 7 / 27 / 17 s for 2m / 2m10s / 2m20s).
+    fn fault_end_due(&mut self, i: usize, now: SimTime, s: &mut Scheduler<Event>) {
+        let period = self.current_period();
+        let u = uniform(&mut self.fault_rngs[i], 0.0, period.as_secs_f64());
+        s.at(
+            now + SimDuration::from_secs_f64(u),
+            Event::FaultEnd(i as u16),
         );
     }
 
@@ -647,11 +702,14 @@ impl SitePollerWorld {
             FaultKind::WritableFlip => st.answer = Answer::Writable,
             FaultKind::Flaky { p } => st.flaky_p = p,
         }
-        if f.expect == Some(st.tracker.state) {
-            f.detected = now;
-        }
+        f.start_poll = self.poll_count;
+        f.already_believed = f.expect == Some(st.tracker.state);
         if let Some(d) = f.duration {
-            s.at(now + d, Event::FaultEnd(i as u16));
+            let ev = match f.phase {
+                FaultPhase::Exact => Event::FaultEnd(i as u16),
+                _ => Event::FaultEndDue(i as u16),
+            };
+            s.at(now + d, ev);
         }
     }
 
@@ -685,6 +743,7 @@ impl World for SitePollerWorld {
             Event::PollEnd => self.poll_end(now, s),
             Event::FaultDue(i) => self.fault_due(i as usize, now, s),
             Event::FaultStart(i) => self.fault_start(i as usize, now, s),
+            Event::FaultEndDue(i) => self.fault_end_due(i as usize, now, s),
             Event::FaultEnd(i) => self.fault_end(i as usize, now),
             Event::SetAnswer { site, writable } => {
                 self.sites[site as usize].answer = if writable {
