@@ -8,7 +8,7 @@ use common::*;
 fn run_on_1_and_2_threads(dir: &std::path::Path, exp: &std::path::Path) {
     for t in ["1", "2"] {
         let out = dir.join(format!("out{t}"));
-        let o = vtsim(
+        vtsim_ok(
             dir,
             &[
                 "run",
@@ -18,9 +18,7 @@ fn run_on_1_and_2_threads(dir: &std::path::Path, exp: &std::path::Path) {
                 "--out",
                 out.to_str().unwrap(),
             ],
-            &[],
         );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     assert_same_tree(&dir.join("out1"), &dir.join("out2"));
 }
@@ -53,7 +51,7 @@ fn three_shards_merged_equal_one_run() {
     let exp = hold_experiment(tmp.path(), "shard", 25);
     let whole = tmp.path().join("whole");
     let split = tmp.path().join("split");
-    let o = vtsim(
+    vtsim_ok(
         tmp.path(),
         &[
             "run",
@@ -61,11 +59,9 @@ fn three_shards_merged_equal_one_run() {
             "--out",
             whole.to_str().unwrap(),
         ],
-        &[],
     );
-    assert!(o.status.success());
     for k in ["1/3", "2/3", "3/3"] {
-        let o = vtsim(
+        vtsim_ok(
             tmp.path(),
             &[
                 "run",
@@ -77,12 +73,10 @@ fn three_shards_merged_equal_one_run() {
                 "--out",
                 split.to_str().unwrap(),
             ],
-            &[],
         );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    // Merging before every shard is there fails cleanly; after, it matches byte for byte.
-    let o = vtsim(
+    // Merged, the shards match the single run byte for byte.
+    vtsim_ok(
         tmp.path(),
         &[
             "merge",
@@ -90,9 +84,7 @@ fn three_shards_merged_equal_one_run() {
             "--out",
             split.to_str().unwrap(),
         ],
-        &[],
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_same_tree(&whole, &split);
 }
 
@@ -102,7 +94,7 @@ fn merge_refuses_a_missing_shard() {
     let exp = hold_experiment(tmp.path(), "miss", 5);
     let split = tmp.path().join("split");
     for k in ["1/3", "3/3"] {
-        let o = vtsim(
+        vtsim_ok(
             tmp.path(),
             &[
                 "run",
@@ -112,9 +104,7 @@ fn merge_refuses_a_missing_shard() {
                 "--out",
                 split.to_str().unwrap(),
             ],
-            &[],
         );
-        assert!(o.status.success());
     }
     let o = vtsim(
         tmp.path(),
@@ -138,7 +128,7 @@ fn a_killed_run_resumes_to_identical_files() {
     let exp = hold_experiment(tmp.path(), "resume", 400);
     let whole = tmp.path().join("whole");
     let killed = tmp.path().join("killed");
-    let o = vtsim(
+    vtsim_ok(
         tmp.path(),
         &[
             "run",
@@ -148,9 +138,7 @@ fn a_killed_run_resumes_to_identical_files() {
             "--out",
             whole.to_str().unwrap(),
         ],
-        &[],
     );
-    assert!(o.status.success());
     let o = vtsim(
         tmp.path(),
         &[
@@ -178,7 +166,7 @@ fn a_killed_run_resumes_to_identical_files() {
     assert_eq!(rows_before, 1 + 1024, "header + one chunk");
     bytes.extend_from_slice(b"1024,2,224,123");
     std::fs::write(&partial, bytes).unwrap();
-    let o = vtsim(
+    let o = vtsim_ok(
         tmp.path(),
         &[
             "run",
@@ -189,9 +177,7 @@ fn a_killed_run_resumes_to_identical_files() {
             "--out",
             killed.to_str().unwrap(),
         ],
-        &[],
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stderr).contains("1024 resumed"));
     assert_same_tree(&whole, &killed);
 }

@@ -19,6 +19,17 @@ pub fn vtsim(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     c.output().expect("run vtsim")
 }
 
+/// Run `vtsim` with `args` in `cwd` and assert that it succeeded.
+pub fn vtsim_ok(cwd: &Path, args: &[&str]) -> Output {
+    let o = vtsim(cwd, args, &[]);
+    assert!(
+        o.status.success(),
+        "vtsim {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
 /// Every file under `dir` (relative path, bytes), sorted, skipping `shards/`.
 pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     fn walk(base: &Path, d: &Path, out: &mut Vec<(String, Vec<u8>)>) {
