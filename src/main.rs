@@ -129,6 +129,8 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
 }
 
 /// An error that exits with code 2 (bad input), as opposed to 1 (a failure while running).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 struct BadInput(String);
 
 fn main() -> ExitCode {
@@ -147,27 +149,13 @@ fn main() -> ExitCode {
                 eprintln!("error: {b}");
                 return ExitCode::from(2);
             }
-            if let Some(BadInputBox(m)) = e.downcast_ref::<BadInputBox>() {
+            if let Some(BadInput(m)) = e.downcast_ref::<BadInput>() {
                 eprintln!("error: {m}");
                 return ExitCode::from(2);
             }
             eprintln!("error: {e:#}");
             ExitCode::from(1)
         }
-    }
-}
-
-#[derive(Debug)]
-struct BadInputBox(String);
-impl std::fmt::Display for BadInputBox {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for BadInputBox {}
-impl From<BadInput> for anyhow::Error {
-    fn from(b: BadInput) -> Self {
-        anyhow::Error::new(BadInputBox(b.0))
     }
 }
 
