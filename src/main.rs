@@ -365,6 +365,9 @@ fn replay(
     println!("events  {}", out.events);
     println!("digest  {}", out.digest);
     if let Some(p) = trace {
+        if let Some(e) = &out.trace_error {
+            bail!("writing the trace {}: {e}", p.display());
+        }
         println!("trace   {}", p.display());
     }
     if let Some(dir) = out_dir {

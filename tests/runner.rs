@@ -291,3 +291,16 @@ fn a_rollout_sweep_is_identical_on_1_and_2_threads() {
     .unwrap();
     run_on_1_and_2_threads(tmp.path(), &exp);
 }
+
+#[test]
+fn replay_fails_when_the_trace_cannot_be_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = root().join("models/hold-fixture.ron");
+    let o = vtsim(
+        tmp.path(),
+        &["replay", model.to_str().unwrap(), "--trace", "/dev/full"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("writing the trace /dev/full"));
+}

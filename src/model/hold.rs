@@ -134,27 +134,27 @@ impl Model for Hold {
     fn run(p: &HoldParams, seed: u64, opts: RunOptions) -> RunOutput {
         let mut sim = HoldWorld::simulation(p, seed, opts.trace);
         sim.run_until(SimTime::MAX);
-        let end = sim.now();
-        let _ = sim.trace.finish();
+        let fin = sim.close();
         RunOutput {
             metrics: vec![
-                sim.events() as f64,
-                end.as_secs_f64(),
-                if end > SimTime::ZERO + p.late_after {
+                fin.events as f64,
+                fin.end.as_secs_f64(),
+                if fin.end > SimTime::ZERO + p.late_after {
                     1.0
                 } else {
                     0.0
                 },
             ],
-            events: sim.events(),
-            digest: sim.digest_hex(),
+            events: fin.events,
             report: opts.report.then(|| {
                 format!(
                     "hold model: {} events, last at {:.6} s",
-                    sim.events(),
-                    end.as_secs_f64()
+                    fin.events,
+                    fin.end.as_secs_f64()
                 )
             }),
+            digest: fin.digest,
+            trace_error: fin.trace_error,
             artifacts: vec![],
         }
     }

@@ -65,6 +65,8 @@ pub struct RunOutput {
     pub digest: String,
     /// A human-readable account of the run (for `vtsim replay`), when asked for.
     pub report: Option<String>,
+    /// The first error writing the JSONL trace (`replay --trace`), if any.
+    pub trace_error: Option<String>,
     /// Files a replay writes with `--out DIR` (timelines, charts), built only with `report`.
     pub artifacts: Vec<Artifact>,
 }

@@ -68,6 +68,19 @@ pub enum Stop {
     Stopped,
 }
 
+/// How a run ended: what every model reports besides its own metrics.
+#[derive(Clone, Debug)]
+pub struct RunEnd {
+    /// The time the run stopped (the horizon if it was reached).
+    pub end: SimTime,
+    /// Events handled.
+    pub events: u64,
+    /// Digest of the trace (64 hex characters).
+    pub digest: String,
+    /// The first error writing the JSONL trace, if any.
+    pub trace_error: Option<String>,
+}
+
 /// The engine: a world, its pending events, the clock and the trace.
 pub struct Simulation<W: World> {
     /// The modelled system.
@@ -146,6 +159,17 @@ impl<W: World> Simulation<W> {
     /// The digest of the trace so far (64 hex characters).
     pub fn digest_hex(&mut self) -> String {
         self.trace.digest_hex()
+    }
+
+    /// Close the trace after a run: flush the JSONL file and take the digest. `end` is the
+    /// current time, which [`Simulation::run_until`] leaves at the horizon when it stops there.
+    pub fn close(&mut self) -> RunEnd {
+        RunEnd {
+            end: self.now(),
+            events: self.events,
+            trace_error: self.trace.finish().err().map(|e| e.to_string()),
+            digest: self.trace.digest_hex(),
+        }
     }
 }
 

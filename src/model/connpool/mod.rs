@@ -47,7 +47,7 @@ pub use waitlist::{Selection, Waiter, WaiterState, Waitlist};
 pub use world::PoolWorld;
 
 use super::{MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::{SimTime, Stop};
+use crate::sim::{RunEnd, SimTime};
 
 /// The connpool model.
 pub struct ConnPool;
@@ -66,14 +66,14 @@ pub struct ConnPoolRun {
 pub fn run_detailed(p: &ConnPoolParams, seed: u64, opts: RunOptions) -> ConnPoolRun {
     let mut sim = PoolWorld::simulation(p, seed, opts.trace);
     let horizon = sim.world.stages_end() + p.workload.drain;
-    let end = match sim.run_until(horizon) {
-        Stop::Horizon => horizon,
-        _ => sim.now(),
-    };
+    sim.run_until(horizon);
+    let RunEnd {
+        end,
+        events,
+        digest,
+        trace_error,
+    } = sim.close();
     sim.world.finish_run(end);
-    let _ = sim.trace.finish();
-    let events = sim.events();
-    let digest = sim.digest_hex();
     let w = sim.world;
     let stage_s: Vec<f64> = p
         .stages()
@@ -96,6 +96,7 @@ pub fn run_detailed(p: &ConnPoolParams, seed: u64, opts: RunOptions) -> ConnPool
             metrics: values,
             events,
             digest,
+            trace_error,
             report,
             artifacts: vec![],
         },

@@ -82,7 +82,7 @@ pub use params::{
 pub use world::ProxysqlWorld;
 
 use super::{MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::{SimTime, Stop};
+use crate::sim::{RunEnd, SimTime};
 
 /// The ProxySQL model.
 pub struct Proxysql;
@@ -100,15 +100,14 @@ pub struct ProxysqlRun {
 /// Simulate one run and keep the world.
 pub fn run_detailed(p: &ProxysqlParams, seed: u64, opts: RunOptions) -> ProxysqlRun {
     let mut sim = ProxysqlWorld::simulation(p, seed, opts.trace);
-    let horizon = SimTime::ZERO + p.horizon;
-    let end = match sim.run_until(horizon) {
-        Stop::Horizon => horizon,
-        _ => sim.now(),
-    };
+    sim.run_until(SimTime::ZERO + p.horizon);
+    let RunEnd {
+        end,
+        events,
+        digest,
+        trace_error,
+    } = sim.close();
     sim.world.finish(end);
-    let _ = sim.trace.finish();
-    let events = sim.events();
-    let digest = sim.digest_hex();
     let values = metrics::values(&sim.world, end);
     let report = opts
         .report
@@ -123,6 +122,7 @@ pub fn run_detailed(p: &ProxysqlParams, seed: u64, opts: RunOptions) -> Proxysql
             metrics: values,
             events,
             digest,
+            trace_error,
             report,
             artifacts,
         },

@@ -56,7 +56,7 @@ pub use params::{
 pub use world::{Exposure, RestartRec, RolloutWorld};
 
 use super::{MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::{SimTime, Stop};
+use crate::sim::{RunEnd, SimTime};
 
 /// The rollout model.
 pub struct Rollout;
@@ -95,16 +95,14 @@ impl RolloutRun {
 /// Simulate one run and keep its details.
 pub fn run_detailed(p: &RolloutParams, seed: u64, opts: RunOptions) -> RolloutRun {
     let mut sim = RolloutWorld::simulation(p, seed, opts.trace);
-    let horizon = SimTime::ZERO + p.horizon;
-    let stop = sim.run_until(horizon);
-    let end = match stop {
-        Stop::Horizon => horizon,
-        _ => sim.now(),
-    };
+    sim.run_until(SimTime::ZERO + p.horizon);
+    let RunEnd {
+        end,
+        events,
+        digest,
+        trace_error,
+    } = sim.close();
     sim.world.finish(end);
-    let _ = sim.trace.finish();
-    let events = sim.events();
-    let digest = sim.digest_hex();
     let w = &sim.world;
     let bursts = metrics::bursts(&w.exposures, p.workload.burst_merge_gap);
     let values = metrics::values(w, &bursts, end, events);
@@ -117,6 +115,7 @@ pub fn run_detailed(p: &RolloutParams, seed: u64, opts: RunOptions) -> RolloutRu
             metrics: values,
             events,
             digest,
+            trace_error,
             report,
             artifacts: vec![],
         },

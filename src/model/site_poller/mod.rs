@@ -55,7 +55,7 @@ pub use tracker::{Backoff, ProbeResult, SiteState, SiteTracker, Thresholds};
 pub use world::{FailoverRec, FaultRec, PollRec, SitePollerWorld, TransitionRec};
 
 use super::{Artifact, MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::{SimTime, Stop};
+use crate::sim::{RunEnd, SimTime};
 
 /// The site-poller model.
 pub struct SitePoller;
@@ -102,15 +102,13 @@ pub fn run_detailed(
     log_polls: bool,
 ) -> SitePollerRun {
     let mut sim = SitePollerWorld::simulation(p, seed, opts.trace, log_polls || opts.report);
-    let horizon = SimTime::ZERO + p.horizon;
-    let stop = sim.run_until(horizon);
-    let end = match stop {
-        Stop::Horizon => horizon,
-        _ => sim.now(),
-    };
-    let _ = sim.trace.finish();
-    let events = sim.events();
-    let digest = sim.digest_hex();
+    sim.run_until(SimTime::ZERO + p.horizon);
+    let RunEnd {
+        end,
+        events,
+        digest,
+        trace_error,
+    } = sim.close();
     let w = sim.world;
     let metrics = report::values(&w, end, events);
     let (text, artifacts) = if opts.report {
@@ -135,6 +133,7 @@ pub fn run_detailed(
             metrics,
             events,
             digest,
+            trace_error,
             report: text,
             artifacts,
         },
