@@ -1335,8 +1335,14 @@ pub fn merge(plan: &Plan, out: &Path) -> Result<()> {
     test_wait_hook();
     let shards_root = od.path.join("shards");
     let mut ns: Vec<u64> = vec![];
-    if let Ok(rd) = fs::read_dir(&shards_root) {
-        for e in rd.flatten() {
+    let listed = match fs::read_dir(&shards_root) {
+        Ok(rd) => Some(rd),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(IoError::new("listing", &shards_root, e).into()),
+    };
+    if let Some(rd) = listed {
+        for e in rd {
+            let e = e.map_err(io::at("listing", &shards_root))?;
             let name = e.file_name().to_string_lossy().to_string();
             if let Some((_, n)) = name.split_once("-of-") {
                 if let Ok(n) = n.parse::<u64>() {
