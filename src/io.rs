@@ -321,6 +321,8 @@ pub struct LockFile {
 pub enum LockRefused {
     /// Someone holds it (exclusively, or shared when we asked for it exclusively).
     Held,
+    /// The file system cannot lock (some network file systems): `ENOLCK`, `EOPNOTSUPP`.
+    Unsupported(IoError),
     /// The file system failed.
     Io(IoError),
 }
@@ -353,7 +355,25 @@ impl LockFile {
                 Ok(()) => {}
                 Err(std::fs::TryLockError::WouldBlock) => return Err(LockRefused::Held),
                 Err(std::fs::TryLockError::Error(e)) => {
-                    return Err(IoError::new("locking", path, e).into())
+                    let unsupported = e.kind() == std::io::ErrorKind::Unsupported || {
+                        #[cfg(unix)]
+                        {
+                            matches!(
+                                e.raw_os_error(),
+                                Some(libc::ENOLCK) | Some(libc::EOPNOTSUPP)
+                            )
+                        }
+                        #[cfg(not(unix))]
+                        {
+                            false
+                        }
+                    };
+                    let e = IoError::new("locking", path, e);
+                    return Err(if unsupported {
+                        LockRefused::Unsupported(e)
+                    } else {
+                        LockRefused::Io(e)
+                    });
                 }
             }
             if !same_file(&file, path) {

@@ -650,3 +650,45 @@ fn labels_with_commas_and_quotes_round_trip_through_resume_and_merge() {
     assert!(stderr(&o).contains(", 1024 resumed"), "{}", stderr(&o));
     assert_same_tree(&whole, &killed);
 }
+
+#[test]
+fn resuming_a_finished_shard_simulates_nothing_unless_its_files_changed() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 6 points x 5 replicates = 30 jobs; 15 per shard.
+    let exp = hold_experiment(tmp.path(), "again", 5);
+    let whole = tmp.path().join("whole");
+    run_into(tmp.path(), &exp, &whole, &[]);
+    let split = tmp.path().join("split");
+    for k in ["1/2", "2/2"] {
+        run_into(tmp.path(), &exp, &split, &["--shard", k]);
+    }
+    let dir = split.join("shards/1-of-2");
+    let before = listing(&dir);
+    // A resubmitted shard that already finished: verified, nothing simulated.
+    let o = run_into(tmp.path(), &exp, &split, &["--shard", "1/2", "--resume"]);
+    assert!(stderr(&o).contains("vtsim: 0 runs in"), "{}", stderr(&o));
+    assert!(stderr(&o).contains(", 15 resumed"), "{}", stderr(&o));
+    assert!(listing(&dir) == before);
+    // Its runs.csv changed: simulated again, whole.
+    let runs = dir.join("runs.csv");
+    let text = std::fs::read_to_string(&runs).unwrap();
+    std::fs::write(&runs, text.replacen(",300,", ",301,", 1)).unwrap();
+    let o = run_into(tmp.path(), &exp, &split, &["--shard", "1/2", "--resume"]);
+    let err = stderr(&o);
+    assert!(
+        err.contains("is recorded as finished but its runs.csv does not match the hashes in its shard.json; running it again"),
+        "{err}"
+    );
+    assert!(err.contains("vtsim: 15 runs in"), "{err}");
+    assert!(listing(&dir) == before);
+    vtsim_ok(
+        tmp.path(),
+        &[
+            "merge",
+            exp.to_str().unwrap(),
+            "--out",
+            split.to_str().unwrap(),
+        ],
+    );
+    assert_same_tree(&whole, &split);
+}

@@ -48,7 +48,15 @@
 //! are `flock(2)` locks, released by the operating system when the holder exits or is killed;
 //! an exclusive holder writes its pid, host, command line and start time into the lock file
 //! (JSON) and removes the file when it is done. A refused run exits with code 2 naming the
-//! holder and the lock file.
+//! holder and the lock file. On a file system that cannot lock (`ENOLCK`, `EOPNOTSUPP`: some
+//! network file systems) the run goes on without the lock and says so on stderr.
+//!
+//! # Resuming
+//! `--resume` keeps the verified complete rows of `runs.csv.partial` (an empty file or a torn
+//! header is rewritten, a torn last row dropped, any other damaged row refused); when the
+//! partial file is complete (a kill in the output phase) nothing is simulated. A shard already
+//! finished (its `shard.json` and the hashes of its `runs.csv` agree with the plan) is left as
+//! it is; one that no longer verifies is run again.
 //!
 //! # Test hooks
 //! `VTSIM_ABORT_AFTER_JOBS=N` (read by the CLI) exits with code 3 once N jobs are written;
@@ -704,11 +712,22 @@ impl Drop for Staging {
     }
 }
 
+/// A file system that cannot lock: go on without the lock, saying so.
+fn unlocked(e: IoError) -> Result<Option<LockFile>> {
+    eprintln!(
+        "vtsim: warning: {e}; going on without a lock: do not start another run or merge into \
+         this folder until this one ends"
+    );
+    Ok(None)
+}
+
 /// Take `od`'s lock exclusively (an unsharded run or a merge), or shared (a shard run).
-fn lock_out(od: &OutDir, exclusive: bool) -> Result<LockFile> {
+/// `None` where the file system cannot lock.
+fn lock_out(od: &OutDir, exclusive: bool) -> Result<Option<LockFile>> {
     let p = od.lock_path();
     match LockFile::try_lock(&p, exclusive) {
-        Ok(l) => Ok(l),
+        Ok(l) => Ok(Some(l)),
+        Err(LockRefused::Unsupported(e)) => unlocked(e),
         Err(LockRefused::Io(e)) => Err(e.into()),
         Err(LockRefused::Held) => {
             let who = if LockFile::held_exclusively(&p) {
@@ -1093,7 +1112,12 @@ fn hash_shard_file(path: &Path) -> Result<(String, u64, Vec<String>)> {
 }
 
 /// Take a shard's locks: `<out>`'s shared, then the shard's own exclusively.
-fn lock_shard(od: &OutDir, dir: &Path, k: u64, n: u64) -> Result<(LockFile, LockFile)> {
+fn lock_shard(
+    od: &OutDir,
+    dir: &Path,
+    k: u64,
+    n: u64,
+) -> Result<(Option<LockFile>, Option<LockFile>)> {
     let out_lock = lock_out(od, false)?;
     for leftover in [od.staging_path(), od.old_path()] {
         if !kept_entries(&leftover)?.is_empty() {
@@ -1109,7 +1133,8 @@ fn lock_shard(od: &OutDir, dir: &Path, k: u64, n: u64) -> Result<(LockFile, Lock
     io::create_dir_all(dir)?;
     let p = dir.join(".lock");
     let shard_lock = match LockFile::try_lock(&p, true) {
-        Ok(l) => l,
+        Ok(l) => Some(l),
+        Err(LockRefused::Unsupported(e)) => unlocked(e)?,
         Err(LockRefused::Io(e)) => return Err(e.into()),
         Err(LockRefused::Held) => {
             return Err(super::InputError::file(
@@ -1127,6 +1152,27 @@ fn lock_shard(od: &OutDir, dir: &Path, k: u64, n: u64) -> Result<(LockFile, Lock
     Ok((out_lock, shard_lock))
 }
 
+/// Check a finished shard's record and file hashes against the plan (rows are checked one by
+/// one by `merge`).
+fn finished_shard(plan: &Plan, dir: &Path, k: u64, n: u64, mine: u64) -> Result<()> {
+    let bytes = io::read_limited(&dir.join("shard.json"), 256 << 20)?;
+    let meta: ShardRecord = serde_json::from_slice(&bytes)
+        .map_err(|e| anyhow!("its shard.json is not readable: {e}"))?;
+    if meta.fingerprint != plan.fingerprint
+        || meta.shard != format!("{k}/{n}")
+        || meta.jobs != plan.jobs()
+        || meta.rows != mine
+        || meta.block_rows != BLOCK_ROWS
+    {
+        bail!("its shard.json is another experiment's or another split's");
+    }
+    let (file, rows, blocks) = hash_shard_file(&dir.join("runs.csv"))?;
+    if file != meta.runs_csv_blake3 || rows != meta.rows || blocks != meta.block_blake3 {
+        bail!("its runs.csv does not match the hashes in its shard.json");
+    }
+    Ok(())
+}
+
 fn run_shard(plan: &Plan, cfg: &RunConfig, k: u64, n: u64) -> Result<RunSummary> {
     let od = OutDir::resolve(&cfg.out)?;
     let dir = shard_dir(&od.path, k, n);
@@ -1136,6 +1182,32 @@ fn run_shard(plan: &Plan, cfg: &RunConfig, k: u64, n: u64) -> Result<RunSummary>
     let partial = dir.join("runs.csv.partial");
     let state = dir.join("run-state.json");
     let record = dir.join("shard.json");
+    let total = plan.jobs();
+    let k0 = k - 1;
+    let mine = if total > k0 {
+        (total - k0).div_ceil(n)
+    } else {
+        0
+    };
+    if cfg.resume && !partial.exists() && record.is_file() {
+        // Already finished (a resubmitted array job): nothing to do if it verifies.
+        match finished_shard(plan, &dir, k, n, mine) {
+            Ok(()) => {
+                return Ok(RunSummary {
+                    jobs_run: 0,
+                    jobs_resumed: mine,
+                    events: 0,
+                    dir: shard_dir(&cfg.out, k, n),
+                    simulate_s: 0.0,
+                    finalize_s: 0.0,
+                })
+            }
+            Err(e) => eprintln!(
+                "vtsim: shard {k}/{n} in {} is recorded as finished but {e:#}; running it again",
+                dir.display()
+            ),
+        }
+    }
     if cfg.resume && !partial.exists() && runs.is_file() && state.is_file() {
         // Killed between renaming the finished rows and writing shard.json: finish again.
         io::rename(&runs, &partial)?;
@@ -1145,13 +1217,6 @@ fn run_shard(plan: &Plan, cfg: &RunConfig, k: u64, n: u64) -> Result<RunSummary>
         io::remove_file(&record)?;
         io::remove_file(&runs)?;
     }
-    let total = plan.jobs();
-    let k0 = k - 1;
-    let mine = if total > k0 {
-        (total - k0).div_ceil(n)
-    } else {
-        0
-    };
     let jobs = (k0, n, mine);
     let mut p = open_partial(plan, cfg, &dir, jobs)?;
     let (written, events, simulate_s) = simulate(plan, cfg, &mut p, jobs)?;
