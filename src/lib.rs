@@ -5,6 +5,7 @@ pub mod advise;
 pub mod bench;
 pub mod chart;
 pub mod experiment;
+pub mod io;
 pub mod model;
 pub mod report;
 pub mod sim;

@@ -10,10 +10,11 @@
 use crate::chart::{self, Curve, CurvePoint};
 use crate::experiment::files::{Mark, Stat};
 use crate::experiment::plan::Plan;
-use crate::experiment::runner::{runs_header, write_atomic};
+use crate::experiment::runner::{abort_in_outputs_hook, Record, Records, RowChecker};
+use crate::io::write;
 use crate::model::MetricKind;
 use crate::stats::{summarize, wilson, Summary};
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use std::path::Path;
 
 /// Statistics of one sweep point.
@@ -50,55 +51,57 @@ fn close_point(plan: &Plan, index: usize, values: &[Vec<f64>]) -> PointStats {
     }
 }
 
-/// Read `dir/runs.csv` and write everything else.
+/// Read `dir/runs.csv` and write everything else into `dir`.
+///
+/// Every row is checked against the plan as it is read (job order, point, replicate, seed,
+/// labels, number formats: see [`RowChecker`]); a row that fails stops the report with the row
+/// and the reason. `dir` is a private staging folder (the runner swaps it in whole), so the
+/// files are written in place, each flushed to disk.
 pub fn finalize(plan: &Plan, dir: &Path) -> Result<()> {
     let runs = dir.join("runs.csv");
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .from_path(&runs)
-        .with_context(|| format!("reading {}", runs.display()))?;
-    let header: Vec<String> = rdr.headers()?.iter().map(|s| s.to_string()).collect();
-    if header != runs_header(plan) {
-        bail!(
+    let mut chk = RowChecker::new(plan);
+    let mut rec = Records::open(&runs)?;
+    match rec.next_record()? {
+        Record::Row(b, _) if b == chk.header_bytes() => {}
+        _ => bail!(
             "{}: the header does not match the experiment",
             runs.display()
-        );
+        ),
     }
-    let first_metric = 4 + plan.columns.len();
+    let reps = plan.replicates();
     let nk = plan.keep.len();
     let mut points: Vec<PointStats> = Vec::with_capacity(plan.points.len());
-    let mut cur: Option<usize> = None;
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); nk];
     let mut digest = blake3::Hasher::new();
     let mut events_total: u64 = 0;
-    let mut rows: u64 = 0;
-    for rec in rdr.records() {
-        let rec = rec?;
-        let p: usize = rec[1].parse().context("point column")?;
-        if cur != Some(p) {
-            if let Some(c) = cur {
-                points.push(close_point(plan, c, &values));
-            }
-            if p != points.len() {
-                bail!("{}: rows out of job order at point {p}", runs.display());
-            }
-            cur = Some(p);
+    for j in 0..plan.jobs() {
+        let (bytes, line) = match rec.next_record()? {
+            Record::Row(b, line) => (b, line),
+            Record::Torn(_) | Record::End => bail!(
+                "{}: {j} rows for {} jobs; the run is incomplete",
+                runs.display(),
+                plan.jobs()
+            ),
+        };
+        let row = chk
+            .check(&bytes, j)
+            .map_err(|m| anyhow!("{}: row {} (line {line}): {m}", runs.display(), j + 1))?;
+        for (v, x) in values.iter_mut().zip(row.metrics) {
+            v.push(x);
+        }
+        events_total = events_total
+            .checked_add(row.events)
+            .ok_or_else(|| anyhow!("{}: the event counts overflow", runs.display()))?;
+        digest.update(row.digest.as_bytes());
+        digest.update(b"\n");
+        if j % reps == reps - 1 {
+            points.push(close_point(plan, (j / reps) as usize, &values));
             values.iter_mut().for_each(|v| v.clear());
         }
-        for (m, v) in values.iter_mut().enumerate() {
-            v.push(rec[first_metric + m].parse().context("metric value")?);
-        }
-        events_total += rec[first_metric + nk].parse::<u64>().context("events")?;
-        digest.update(rec[first_metric + nk + 1].as_bytes());
-        digest.update(b"\n");
-        rows += 1;
     }
-    if let Some(c) = cur {
-        points.push(close_point(plan, c, &values));
-    }
-    if rows != plan.jobs() || points.len() != plan.points.len() {
+    if !matches!(rec.next_record()?, Record::End) {
         bail!(
-            "{}: {rows} rows for {} jobs; the run is incomplete",
+            "{}: more rows than the experiment's {} jobs",
             runs.display(),
             plan.jobs()
         );
@@ -107,6 +110,7 @@ pub fn finalize(plan: &Plan, dir: &Path) -> Result<()> {
 
     write_points_csv(plan, &points, dir)?;
     write_summary(plan, &points, &runs_digest, events_total, dir)?;
+    abort_in_outputs_hook("with points.csv and summary.json staged");
     let charts = draw_charts(plan, &points, dir)?;
     write_index(plan, &points, &charts, &runs_digest, dir)?;
     Ok(())
@@ -149,7 +153,8 @@ fn write_points_csv(plan: &Plan, points: &[PointStats], dir: &Path) -> Result<()
         }
         w.write_record(&row)?;
     }
-    write_atomic(&dir.join("points.csv"), &w.into_inner()?)
+    write(&dir.join("points.csv"), &w.into_inner()?)?;
+    Ok(())
 }
 
 fn write_summary(
@@ -204,7 +209,8 @@ fn write_summary(
     });
     let mut s = serde_json::to_string_pretty(&v)?;
     s.push('\n');
-    write_atomic(&dir.join("summary.json"), s.as_bytes())
+    write(&dir.join("summary.json"), s.as_bytes())?;
+    Ok(())
 }
 
 fn draw_charts(plan: &Plan, points: &[PointStats], dir: &Path) -> Result<Vec<String>> {
@@ -389,5 +395,6 @@ fn write_index(
         h.push_str("</tr>\n");
     }
     h.push_str("</table>\n</body></html>\n");
-    write_atomic(&dir.join("index.html"), h.as_bytes())
+    write(&dir.join("index.html"), h.as_bytes())?;
+    Ok(())
 }

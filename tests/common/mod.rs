@@ -1,22 +1,80 @@
 //! Helpers shared by the integration tests: run the `vtsim` binary, compare output trees.
 #![allow(dead_code)]
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The repository root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Run `vtsim` with `args` in `cwd`.
-pub fn vtsim(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+/// Longest a `vtsim` child may run in a test before it is killed and the test fails (a hang
+/// guard, far above any test's run time; not a timing assertion).
+pub const CHILD_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A `vtsim` command with `args` in `cwd` (no progress bar).
+pub fn vtsim_cmd(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_vtsim"));
     c.current_dir(cwd).args(args).env("CI", "true");
     for (k, v) in env {
         c.env(k, v);
     }
-    c.output().expect("run vtsim")
+    c
+}
+
+/// Start `c` with its output captured.
+pub fn spawn(mut c: Command) -> Child {
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start vtsim")
+}
+
+/// Wait for `child` at most `limit`; kill it and fail the test past that.
+pub fn wait_bounded(mut child: Child, limit: Duration) -> Output {
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let t_out = std::thread::spawn(move || {
+        let mut v = vec![];
+        out.read_to_end(&mut v).ok();
+        v
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut v = vec![];
+        err.read_to_end(&mut v).ok();
+        v
+    });
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait for vtsim") {
+            break s;
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("vtsim did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Output {
+        status,
+        stdout: t_out.join().expect("stdout reader"),
+        stderr: t_err.join().expect("stderr reader"),
+    }
+}
+
+/// Run `c` to the end, bounded by [`CHILD_TIMEOUT`].
+pub fn run_bounded(c: Command) -> Output {
+    wait_bounded(spawn(c), CHILD_TIMEOUT)
+}
+
+/// Run `vtsim` with `args` in `cwd` (bounded by [`CHILD_TIMEOUT`]).
+pub fn vtsim(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    run_bounded(vtsim_cmd(cwd, args, env))
 }
 
 /// Run `vtsim` with `args` in `cwd` and assert that it succeeded.
@@ -91,4 +149,59 @@ pub fn hold_experiment(dir: &Path, name: &str, replicates: u64) -> PathBuf {
     let p = dir.join(format!("{name}.ron"));
     std::fs::write(&p, text).unwrap();
     p
+}
+
+/// Every entry under `dir`, hidden ones and `shards/` included (relative path, and the bytes
+/// of files; `None` for folders), sorted: to check that nothing stray was left anywhere.
+pub fn listing(dir: &Path) -> Vec<(String, Option<Vec<u8>>)> {
+    fn walk(base: &Path, d: &Path, out: &mut Vec<(String, Option<Vec<u8>>)>) {
+        for e in std::fs::read_dir(d).expect("read dir") {
+            let p = e.expect("entry").path();
+            let rel = p.strip_prefix(base).unwrap().to_string_lossy().to_string();
+            if p.is_dir() {
+                out.push((rel, None));
+                walk(base, &p, out);
+            } else {
+                out.push((rel, Some(std::fs::read(&p).expect("read"))));
+            }
+        }
+    }
+    let mut out = vec![];
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// The names in a [`listing`].
+pub fn names(l: &[(String, Option<Vec<u8>>)]) -> Vec<&str> {
+    l.iter().map(|(n, _)| n.as_str()).collect()
+}
+
+/// stderr as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+/// Run `exp` into `out` (extra args after), asserting success.
+pub fn run_into(cwd: &Path, exp: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["run", exp.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    vtsim_ok(cwd, &args)
+}
+
+/// Run shards 1..=n of `exp` into `out` and merge them, asserting success.
+pub fn shards_and_merge(cwd: &Path, exp: &Path, out: &Path, n: u64) {
+    for k in 1..=n {
+        let s = format!("{k}/{n}");
+        run_into(cwd, exp, out, &["--shard", &s, "--threads", "1"]);
+    }
+    vtsim_ok(
+        cwd,
+        &[
+            "merge",
+            exp.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
 }
