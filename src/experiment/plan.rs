@@ -4,7 +4,8 @@
 
 use super::error::InputError;
 use super::files::{
-    parse_experiment, parse_model, resolve_model, Axis, Dimension, ExperimentFile, ModelFile,
+    parse_experiment, parse_model, read_text, resolve_model, Axis, Dimension, ExperimentFile,
+    ModelFile,
 };
 use crate::model::{MetricDef, WorldSpec};
 use crate::sim::SimDuration;
@@ -29,7 +30,8 @@ pub struct Plan {
     pub experiment: ExperimentFile,
     /// Where it was read from.
     pub experiment_path: PathBuf,
-    /// Where the model was read from (`<built-in>/..` for an embedded one).
+    /// Where the model was read from: the file path resolved against the experiment's folder,
+    /// or `builtin:NAME` for a built-in model.
     pub model_path: PathBuf,
     /// The model file, before the sweep's overrides.
     pub model: ModelFile,
@@ -230,8 +232,7 @@ fn axis_column(path: &Path, text: &str, axis: &Axis) -> Result<Column, InputErro
 
 /// Read an experiment file and everything it names, and check it whole.
 pub fn load_plan(experiment_path: &Path) -> Result<Plan, InputError> {
-    let text = std::fs::read_to_string(experiment_path)
-        .map_err(|e| InputError::file(experiment_path, format!("cannot read: {e}")))?;
+    let text = read_text(experiment_path)?;
     plan_from_text(experiment_path, &text)
 }
 
@@ -253,7 +254,7 @@ pub fn plan_from_text(path: &Path, text: &str) -> Result<Plan, InputError> {
     if x.replicates == 0 {
         return Err(field_err("replicates", "at least 1 replicate".into()));
     }
-    let (model_path, model_text) = resolve_model(path, &x.model)?;
+    let (model_path, model_text) = resolve_model(path, text, &x.model)?;
     let model = parse_model(&model_path, &model_text)?;
 
     // Base parameters with `set` applied.
