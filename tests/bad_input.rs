@@ -119,7 +119,7 @@ fn cases() -> Vec<(&'static str, String, String, Vec<&'static str>)> {
             "zipped axes of unequal length",
             GOOD_MODEL.into(),
             experiment(
-                "    axes: [Zip([Axis(param: \"pending\", values: [1, 2]), Axis(param: \"events\", values: [5])])],",
+                "    axes: [Zip([Axis(param: \"pending\", values: [1, 2]), Axis(param: \"events\", name: \"n\", values: [5])])],",
             ),
             vec!["exp.ron", "equal lengths"],
         ),
