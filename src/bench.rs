@@ -9,6 +9,10 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Instant;
 
+/// Most events per hold-model measurement `vtsim bench --events` accepts: 1e8 (each of the
+/// 3 sizes × 5 rounds × 3 variants handles them, so about 10 minutes at 1e7 events/s).
+pub const MAX_EVENTS: u64 = 100_000_000;
+
 /// One hold-model measurement.
 #[derive(Clone, Debug)]
 pub struct HoldResult {

@@ -35,7 +35,8 @@ pub struct ExperimentFile {
     /// What the experiment asks.
     #[serde(default)]
     pub description: String,
-    /// The model file, relative to this file (or the name of a model built into vtsim).
+    /// The model file, relative to this file, or `builtin:NAME` for a model built into vtsim
+    /// (`builtin:rollout-default`). A file that does not exist is an error.
     pub model: String,
     /// Experiment seed; replicate `r` runs with `replicate_seed(seed, r)` at every point.
     pub seed: u64,
@@ -183,8 +184,9 @@ fn ron_options() -> ron::Options {
         .with_default_extension(Extensions::IMPLICIT_SOME | Extensions::UNWRAP_VARIANT_NEWTYPES)
 }
 
-/// Models built into the binary, by file name, so the README's main job runs on a fresh
-/// machine from any directory.
+/// Models built into the binary, by file name, so the README's commands run on a fresh
+/// machine from any directory. They are named explicitly, `builtin:NAME` with NAME the file's
+/// stem (`builtin:rollout-default`); a file path never falls back to them.
 pub const EMBEDDED_MODELS: &[(&str, &str)] = &[
     (
         "hold-fixture.ron",
@@ -236,8 +238,70 @@ pub const EMBEDDED_MODELS: &[(&str, &str)] = &[
     ),
 ];
 
-fn read(path: &Path) -> Result<String, InputError> {
-    std::fs::read_to_string(path).map_err(|e| InputError::file(path, format!("cannot read: {e}")))
+/// How a model is named as built in: `builtin:NAME` (NAME is the shipped file's stem, e.g.
+/// `builtin:rollout-default`).
+pub const BUILTIN_PREFIX: &str = "builtin:";
+
+/// The largest model or experiment file read (16 MiB; the shipped ones are a few KB, and a
+/// 65 535-vtgate offsets list is under 1 MB). A bigger input (or `/dev/zero`) is refused
+/// instead of filling memory.
+pub const MAX_INPUT_BYTES: u64 = 16 << 20;
+
+/// The names `builtin:NAME` accepts, in the order of [`EMBEDDED_MODELS`].
+pub fn builtin_names() -> Vec<&'static str> {
+    EMBEDDED_MODELS
+        .iter()
+        .map(|(n, _)| n.strip_suffix(".ron").unwrap_or(n))
+        .collect()
+}
+
+/// The text of built-in model `name` (`rollout-default`; a `.ron` suffix is accepted).
+pub fn builtin(name: &str) -> Option<&'static str> {
+    let stem = name.strip_suffix(".ron").unwrap_or(name);
+    EMBEDDED_MODELS
+        .iter()
+        .find(|(n, _)| n.strip_suffix(".ron") == Some(stem))
+        .map(|(_, t)| *t)
+}
+
+/// `Some(NAME)` when `spec` is `builtin:NAME`.
+pub fn builtin_ref(spec: &str) -> Option<&str> {
+    spec.strip_prefix(BUILTIN_PREFIX)
+}
+
+fn unknown_builtin(name: &str) -> String {
+    format!(
+        "no built-in model `{name}`; the built-in models are: {}",
+        builtin_names()
+            .iter()
+            .map(|n| format!("{BUILTIN_PREFIX}{n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// Read a model or experiment file as UTF-8 text, refusing a file over [`MAX_INPUT_BYTES`]
+/// and naming the first bad byte of one that is not UTF-8.
+pub fn read_text(path: &Path) -> Result<String, InputError> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| {
+        InputError::file(path, format!("cannot read: {}", super::error::io_words(&e)))
+    };
+    let f = std::fs::File::open(path).map_err(cannot)?;
+    let mut bytes = vec![];
+    f.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(InputError::file(
+            path,
+            format!(
+                "larger than {} MiB; a model or experiment file is text of a few KB",
+                MAX_INPUT_BYTES >> 20
+            ),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| InputError::not_utf8(path, e.as_bytes(), &e.utf8_error()))
 }
 
 /// Parse a model file's text; `path` is used in messages.
@@ -253,8 +317,50 @@ pub fn parse_model(path: &Path, text: &str) -> Result<ModelFile, InputError> {
 
 /// Read and check a model file.
 pub fn load_model_file(path: &Path) -> Result<ModelFile, InputError> {
-    let text = read(path)?;
+    let text = read_text(path)?;
     parse_model(path, &text)
+}
+
+/// A model named on the command line: `builtin:NAME`, or a file path. Returns where it came
+/// from (the path, or `builtin:NAME`) and its text. A missing file is an error, with a hint
+/// when a built-in model has its name; nothing is substituted.
+pub fn model_source(arg: &Path) -> Result<(PathBuf, String), InputError> {
+    if let Some(name) = arg.to_str().and_then(builtin_ref) {
+        return match builtin(name) {
+            Some(t) => Ok((
+                PathBuf::from(format!("{BUILTIN_PREFIX}{}", name.trim_end_matches(".ron"))),
+                t.to_string(),
+            )),
+            None => Err(InputError::file(arg, unknown_builtin(name))),
+        };
+    }
+    match read_text(arg) {
+        Ok(t) => Ok((arg.to_path_buf(), t)),
+        Err(mut e) => {
+            if let Some(hint) = builtin_hint(arg) {
+                e.message.push_str(&hint);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Load a model named on the command line (see [`model_source`]).
+pub fn load_model_arg(arg: &Path) -> Result<ModelFile, InputError> {
+    let (path, text) = model_source(arg)?;
+    parse_model(&path, &text)
+}
+
+fn builtin_hint(p: &Path) -> Option<String> {
+    if p.exists() {
+        return None;
+    }
+    let name = p.file_name()?.to_str()?;
+    builtin(name)?;
+    Some(format!(
+        " (a model of that name is built in: `{BUILTIN_PREFIX}{}`)",
+        name.trim_end_matches(".ron")
+    ))
 }
 
 /// Parse an experiment file's text (syntax and field names only).
@@ -265,31 +371,117 @@ pub fn parse_experiment(path: &Path, text: &str) -> Result<ExperimentFile, Input
     Ok(x)
 }
 
-/// Find the model an experiment names: beside the experiment file, else built in.
-pub fn resolve_model(experiment_path: &Path, model: &str) -> Result<(PathBuf, String), InputError> {
+/// Find the model an experiment names: `builtin:NAME`, or a file relative to the experiment
+/// file (an absolute path as it is). The file must exist: there is no fallback. Returns the
+/// resolved path (or `builtin:NAME`) and the text.
+pub fn resolve_model(
+    experiment_path: &Path,
+    experiment_text: &str,
+    model: &str,
+) -> Result<(PathBuf, String), InputError> {
+    let err = |m: String| InputError::field(experiment_path, experiment_text, "model", m);
+    if let Some(name) = builtin_ref(model) {
+        return match builtin(name) {
+            Some(t) => Ok((
+                PathBuf::from(format!("{BUILTIN_PREFIX}{}", name.trim_end_matches(".ron"))),
+                t.to_string(),
+            )),
+            None => Err(err(unknown_builtin(name))),
+        };
+    }
+    if model.is_empty() {
+        return Err(err(format!(
+            "empty; name a model file (relative to this file) or `{BUILTIN_PREFIX}NAME`"
+        )));
+    }
     let base = experiment_path.parent().unwrap_or(Path::new("."));
     let candidate = base.join(model);
-    if candidate.is_file() {
-        let text = read(&candidate)?;
-        return Ok((candidate, text));
+    if !candidate.is_file() {
+        let why = match std::fs::metadata(&candidate) {
+            Ok(_) => "not a file".to_string(),
+            Err(e) => super::error::io_words(&e),
+        };
+        return Err(err(format!(
+            "model file `{}` not found ({why}){}",
+            candidate.display(),
+            builtin_hint(&candidate).unwrap_or_default()
+        )));
     }
-    let file_name = Path::new(model)
-        .file_name()
-        .and_then(|s| s.to_str())
-        .unwrap_or(model);
-    if let Some((_, text)) = EMBEDDED_MODELS.iter().find(|(n, _)| *n == file_name) {
-        return Ok((
-            PathBuf::from(format!("<built-in>/{file_name}")),
-            text.to_string(),
-        ));
+    let text = read_text(&candidate)?;
+    Ok((candidate, text))
+}
+
+/// What a file is, from the name of its top-level struct (`Model(..)` or `Experiment(..)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// A model file.
+    Model,
+    /// An experiment file.
+    Experiment,
+}
+
+/// Decide from the file's top-level struct name, read as RON reads it: whitespace, `//` and
+/// (nested) `/* */` comments and `#![..]` attributes are skipped, then the identifier before
+/// the first `(` is the struct name.
+pub fn file_kind(path: &Path, text: &str) -> Result<FileKind, InputError> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    loop {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if b[i..].starts_with(b"//") {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i..].starts_with(b"/*") {
+            let mut depth = 0usize;
+            while i < b.len() {
+                if b[i..].starts_with(b"/*") {
+                    depth += 1;
+                    i += 2;
+                } else if b[i..].starts_with(b"*/") {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if b[i..].starts_with(b"#![") {
+            while i < b.len() && b[i] != b']' {
+                i += 1;
+            }
+            i = (i + 1).min(b.len());
+        } else {
+            break;
+        }
     }
-    Err(InputError::field(
-        experiment_path,
-        &std::fs::read_to_string(experiment_path).unwrap_or_default(),
-        "model",
-        format!(
-            "model file `{}` not found (and no built-in model named `{file_name}`)",
-            candidate.display()
-        ),
-    ))
+    let i = i.min(b.len());
+    let start = if b[i..].starts_with(b"r#") { i + 2 } else { i };
+    let end = start
+        + b[start..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+            .count();
+    let name = &text[start..end];
+    let at = super::error::locate_offset(text, i);
+    match name {
+        "Model" => Ok(FileKind::Model),
+        "Experiment" => Ok(FileKind::Experiment),
+        "" => Err(InputError::at(
+            path,
+            Some(at),
+            "",
+            "expected `Model(` or `Experiment(` at the start of the file",
+        )),
+        other => Err(InputError::at(
+            path,
+            Some(at),
+            "",
+            format!("the file is a `{other}`; expected `Model(` or `Experiment(`"),
+        )),
+    }
 }

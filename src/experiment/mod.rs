@@ -7,5 +7,5 @@ pub mod plan;
 pub mod runner;
 
 pub use error::InputError;
-pub use files::{load_model_file, parse_model, ExperimentFile, ModelFile};
-pub use plan::{load_plan, Plan, Point};
+pub use files::{load_model_arg, load_model_file, parse_model, ExperimentFile, ModelFile};
+pub use plan::{load_plan, Plan, Point, PointWorld};

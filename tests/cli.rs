@@ -1,0 +1,335 @@
+//! The determinism tools (`replay --check`, `diff`), built-in models named `builtin:NAME` from
+//! any folder, and `validate` deciding a file's kind from its top-level struct name.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Run `vtsim` in `cwd`; fail the test if it has not returned within 60 s.
+fn vtsim_within(cwd: &Path, args: &[&str]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_vtsim"));
+    c.current_dir(cwd)
+        .args(args)
+        .env("CI", "true")
+        .env_remove("RAYON_NUM_THREADS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().expect("start vtsim");
+    let mut pipes = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out = std::thread::spawn(move || {
+        let (mut o, mut e) = (vec![], vec![]);
+        let _ = pipes.0.read_to_end(&mut o);
+        let _ = pipes.1.read_to_end(&mut e);
+        (o, e)
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait for vtsim") {
+            break st;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("vtsim {args:?} did not return within 60 s (a hang)");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let (stdout, stderr) = out.join().unwrap();
+    Output {
+        status,
+        stdout,
+        stderr,
+    }
+}
+
+fn ok(cwd: &Path, args: &[&str]) -> String {
+    let o = vtsim_within(cwd, args);
+    assert!(
+        o.status.success(),
+        "vtsim {args:?}: exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// The value after `key` on the line starting with it (`digest  abc…` -> `abc…`).
+fn field<'a>(stdout: &'a str, key: &str) -> &'a str {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(key).filter(|r| r.starts_with(' ')))
+        .unwrap_or_else(|| panic!("no `{key}` line in:\n{stdout}"))
+        .trim()
+}
+
+/// `--check` passes on every cheap shipped model, run as `builtin:NAME` from a folder with no
+/// models/ in it, and agrees with a plain replay's digest.
+#[test]
+fn check_passes_on_the_shipped_models() {
+    let tmp = tempfile::tempdir().unwrap();
+    // One model of each kind; the two slow ones made shorter (the proxysql run still kills its
+    // replica at 10 s), to keep the suite fast.
+    for (m, set) in [
+        ("hold-fixture", None),
+        ("rollout-default", None),
+        ("incident-000", None),
+        ("playground", None),
+        ("connpool-default", Some("workload.load_scale=0.25")),
+        ("proxysql-seed-2-read-replica-dies", Some("horizon=\"12s\"")),
+    ] {
+        let name = format!("builtin:{m}");
+        let mut args = vec!["replay", name.as_str()];
+        if let Some(s) = set {
+            args.extend(["--set", s]);
+        }
+        let plain = ok(tmp.path(), &args);
+        args.push("--check");
+        let checked = ok(tmp.path(), &args);
+        assert_eq!(field(&checked, "digest"), field(&plain, "digest"), "{m}");
+        let events: u64 = field(&plain, "events").parse().unwrap();
+        let line = checked
+            .lines()
+            .find(|l| l.starts_with("deterministic: 3 runs agree ("))
+            .unwrap_or_else(|| panic!("{m}: no verdict in:\n{checked}"));
+        let records: u64 = line
+            .trim_start_matches("deterministic: 3 runs agree (")
+            .trim_end_matches(" records)")
+            .parse()
+            .unwrap();
+        // Every event is a record (other record types may add more).
+        assert!(
+            records >= events && events > 0,
+            "{m}: {records} records, {events} events"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "files left"
+    );
+}
+
+/// `--check --trace FILE` keeps run 1's trace, which is the trace a plain replay writes.
+#[test]
+fn check_keeps_the_trace_it_was_asked_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = ok(
+        tmp.path(),
+        &[
+            "replay",
+            "builtin:hold-fixture",
+            "--check",
+            "--trace",
+            "c.jsonl",
+        ],
+    );
+    assert!(
+        out.contains("deterministic: 3 runs agree (10000 records)"),
+        "{out}"
+    );
+    ok(
+        tmp.path(),
+        &["replay", "builtin:hold-fixture", "--trace", "p.jsonl"],
+    );
+    assert_eq!(
+        std::fs::read(tmp.path().join("c.jsonl")).unwrap(),
+        std::fs::read(tmp.path().join("p.jsonl")).unwrap()
+    );
+}
+
+fn lines(p: &Path) -> Vec<String> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn diff_finds_the_first_differing_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for (seed, f) in [("1", "a.jsonl"), ("1", "b.jsonl"), ("2", "c.jsonl")] {
+        ok(
+            d,
+            &[
+                "replay",
+                "builtin:rollout-default",
+                "--seed",
+                seed,
+                "--trace",
+                f,
+            ],
+        );
+    }
+    // Equal traces.
+    let o = vtsim_within(d, &["diff", "a.jsonl", "b.jsonl"]);
+    assert_eq!(o.status.code(), Some(0));
+    let n = lines(&d.join("a.jsonl")).len();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        format!("same: {n} records")
+    );
+
+    // Two seeds: the first record whose JSON differs, found here independently.
+    let (a, c) = (lines(&d.join("a.jsonl")), lines(&d.join("c.jsonl")));
+    let parse = |l: &str| serde_json::from_str::<serde_json::Value>(l).unwrap();
+    let i = a
+        .iter()
+        .zip(&c)
+        .position(|(x, y)| parse(x) != parse(y))
+        .expect("two seeds give different traces");
+    let o = vtsim_within(d, &["diff", "a.jsonl", "c.jsonl"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains(&format!("first difference: record {i} (line {})", i + 1)),
+        "{out}"
+    );
+    assert!(out.contains(&format!("a.jsonl  {}", a[i])), "{out}");
+    assert!(out.contains(&format!("c.jsonl  {}", c[i])), "{out}");
+    let ctx = i.min(3);
+    if ctx > 0 {
+        assert!(out.contains(&format!("the {ctx} record")), "{out}");
+        assert!(out.contains(&a[i - 1]), "{out}");
+    }
+
+    // One changed field in the middle: located, with the fields that differ and the context.
+    let k = n / 2;
+    let mut v = parse(&a[k]);
+    let old = v["a"].as_u64().unwrap();
+    v["a"] = serde_json::json!(old + 1);
+    let mut edited = a.clone();
+    edited[k] = v.to_string();
+    std::fs::write(d.join("e.jsonl"), edited.join("\n") + "\n").unwrap();
+    let o = vtsim_within(d, &["diff", "a.jsonl", "e.jsonl", "--context", "2"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains(&format!("first difference: record {k} (line {})", k + 1)),
+        "{out}"
+    );
+    assert!(out.contains("fields that differ: a\n"), "{out}");
+    assert!(out.contains("the 2 records before it"), "{out}");
+    assert!(out.contains(&a[k - 2]) && out.contains(&a[k - 1]), "{out}");
+    assert!(!out.contains(&a[k - 3]), "{out}");
+}
+
+#[test]
+fn diff_says_which_trace_ended_first_and_refuses_non_jsonl() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    ok(d, &["replay", "builtin:hold-fixture", "--trace", "a.jsonl"]);
+    let a = lines(&d.join("a.jsonl"));
+    assert_eq!(a.len(), 10_000);
+    std::fs::write(d.join("short.jsonl"), a[..100].join("\n") + "\n").unwrap();
+    for (x, y) in [("a.jsonl", "short.jsonl"), ("short.jsonl", "a.jsonl")] {
+        let o = vtsim_within(d, &["diff", x, y]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(1), "{out}");
+        assert!(
+            out.starts_with(
+                "short.jsonl ended first, after 100 records; a.jsonl goes on to 10000\n"
+            ),
+            "{out}"
+        );
+        assert!(out.contains(&a[100]), "{out}");
+    }
+    // Cut inside a line: not JSONL, at that line.
+    let mut torn = a[..100].join("\n") + "\n";
+    torn.push_str(&a[100][..a[100].len() / 2]);
+    std::fs::write(d.join("torn.jsonl"), torn).unwrap();
+    std::fs::write(d.join("empty-line.jsonl"), a[..2].join("\n\n") + "\n").unwrap();
+    std::fs::write(
+        d.join("m.ron"),
+        vtsim::experiment::files::builtin("hold-fixture").unwrap(),
+    )
+    .unwrap();
+    for (file, want) in [
+        ("torn.jsonl", "torn.jsonl:101: not a JSON record (column"),
+        ("empty-line.jsonl", "empty-line.jsonl:2: an empty line"),
+        ("m.ron", "m.ron:1: not a JSON record"),
+        (
+            "nope.jsonl",
+            "nope.jsonl: cannot read: No such file or directory",
+        ),
+    ] {
+        let o = vtsim_within(d, &["diff", "a.jsonl", file]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{file}: {err}");
+        assert!(err.contains(want), "{file}: `{want}` not in {err}");
+    }
+}
+
+/// Built-in models by name from a folder with no models/: replay, validate, advise and an
+/// experiment's `model`; the plan records `builtin:NAME`.
+#[test]
+fn builtin_models_work_from_any_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let out = ok(d, &["validate", "builtin:rollout-default"]);
+    assert!(
+        out.starts_with("ok: model `rollout-default` (Rollout)"),
+        "{out}"
+    );
+    let out = ok(d, &["replay", "builtin:incident-000.ron"]);
+    assert!(out.contains("(0xbaaf1458e77f4857)"), "{out}");
+    std::fs::write(
+        d.join("x.ron"),
+        "Experiment(name: \"x\", model: \"builtin:hold-fixture\", seed: 1, replicates: 2,\n\
+         set: { \"events\": 50 }, axes: [Axis(param: \"pending\", values: [2, 3])])\n",
+    )
+    .unwrap();
+    let out = ok(d, &["validate", "x.ron"]);
+    assert!(
+        out.contains("model `hold-fixture` (builtin:hold-fixture), 2 points x 2 replicates"),
+        "{out}"
+    );
+    ok(d, &["run", "x.ron", "--out", "out"]);
+    let runs = std::fs::read_to_string(d.join("out/runs.csv")).unwrap();
+    assert_eq!(runs.lines().count(), 5, "{runs}");
+    let out = ok(
+        d,
+        &[
+            "advise",
+            "--refresh-interval",
+            "60s",
+            "--vtgates",
+            "2",
+            "--model",
+            "builtin:rollout-default",
+            "--rollouts",
+            "3",
+            "--step",
+            "60s",
+        ],
+    );
+    assert!(
+        out.starts_with("tablet_refresh_interval = 60s, 2 vtgates"),
+        "{out}"
+    );
+}
+
+/// `validate` goes by the top-level struct name, not by what the comments or fields say.
+#[test]
+fn validate_decides_by_the_struct_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let model = vtsim::experiment::files::builtin("hold-fixture").unwrap();
+    std::fs::write(
+        d.join("m.ron"),
+        format!("// Experiment(name: \"not this\")\n/* Experiment( /* nested */ */\n{model}"),
+    )
+    .unwrap();
+    assert!(ok(d, &["validate", "m.ron"]).starts_with("ok: model `hold-fixture`"));
+    std::fs::write(
+        d.join("x.ron"),
+        "#![enable(implicit_some)]\n// Model( world: Hold(..) )\nExperiment(name: \"x\", \
+         description: \"world: a word that used to make this a model\", model: \
+         \"builtin:hold-fixture\", seed: 1, replicates: 1)\n",
+    )
+    .unwrap();
+    assert!(ok(d, &["validate", "x.ron"]).starts_with("ok: experiment `x`"));
+}
