@@ -4,51 +4,6 @@
 
 mod common;
 use common::*;
-use std::io::Read;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-/// Run `vtsim` in `cwd`; fail the test if it has not returned within 20 s.
-fn vtsim_within(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_vtsim"));
-    c.current_dir(cwd)
-        .args(args)
-        .env("CI", "true")
-        .env_remove("RAYON_NUM_THREADS")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let mut child = c.spawn().expect("start vtsim");
-    let mut pipes = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let out = std::thread::spawn(move || {
-        let (mut o, mut e) = (vec![], vec![]);
-        let _ = pipes.0.read_to_end(&mut o);
-        let _ = pipes.1.read_to_end(&mut e);
-        (o, e)
-    });
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(st) = child.try_wait().expect("wait for vtsim") {
-            break st;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("vtsim {args:?} did not return within 20 s (a hang)");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let (stdout, stderr) = out.join().unwrap();
-    Output {
-        status,
-        stdout,
-        stderr,
-    }
-}
 
 const GOOD_MODEL: &str = r#"Model(
     name: "m",
@@ -448,7 +403,7 @@ fn every_malformed_file_is_refused_with_its_location() {
             vec!["run", "exp.ron", "--out", out.to_str().unwrap()],
             vec!["validate", "exp.ron"],
         ] {
-            let o = vtsim_within(tmp.path(), &args, &[]);
+            let o = vtsim_within(tmp.path(), &args, &[], 20);
             let err = String::from_utf8_lossy(&o.stderr);
             assert_eq!(
                 o.status.code(),
@@ -488,7 +443,7 @@ fn bad_command_line_values_exit_2() {
         ),
         (vec!["replay", "exp.ron"], "exp.ron"),
     ] {
-        let o = vtsim_within(tmp.path(), &args, &[]);
+        let o = vtsim_within(tmp.path(), &args, &[], 20);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: `{want}` not in {err}");
@@ -633,7 +588,7 @@ fn command_line_bounds_and_names_exit_2() {
         ),
     ];
     for (args, env, want) in cases {
-        let o = vtsim_within(tmp.path(), &args, env);
+        let o = vtsim_within(tmp.path(), &args, env, 20);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         for w in want {
@@ -687,7 +642,7 @@ fn non_utf8_input_names_the_first_bad_byte() {
             format!("model.ron:2:12: not UTF-8: byte 0xe9 at byte offset {m_off}"),
         ),
     ] {
-        let o = vtsim_within(tmp.path(), &args, &[]);
+        let o = vtsim_within(tmp.path(), &args, &[], 20);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(&want), "{args:?}: `{want}` not in {err}");
@@ -719,7 +674,7 @@ fn io_failures_name_the_file_in_plain_words() {
             "a.jsonl: cannot read: No such file or directory",
         ),
     ] {
-        let o = vtsim_within(tmp.path(), &args, &[]);
+        let o = vtsim_within(tmp.path(), &args, &[], 20);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: `{want}` not in {err}");

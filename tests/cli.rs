@@ -1,51 +1,12 @@
 //! The determinism tools (`replay --check`, `diff`), built-in models named `builtin:NAME` from
 //! any folder, and `validate` deciding a file's kind from its top-level struct name.
 
-use std::io::Read;
+mod common;
+use common::*;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-/// Run `vtsim` in `cwd`; fail the test if it has not returned within 60 s.
-fn vtsim_within(cwd: &Path, args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_vtsim"));
-    c.current_dir(cwd)
-        .args(args)
-        .env("CI", "true")
-        .env_remove("RAYON_NUM_THREADS")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().expect("start vtsim");
-    let mut pipes = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let out = std::thread::spawn(move || {
-        let (mut o, mut e) = (vec![], vec![]);
-        let _ = pipes.0.read_to_end(&mut o);
-        let _ = pipes.1.read_to_end(&mut e);
-        (o, e)
-    });
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(st) = child.try_wait().expect("wait for vtsim") {
-            break st;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("vtsim {args:?} did not return within 60 s (a hang)");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let (stdout, stderr) = out.join().unwrap();
-    Output {
-        status,
-        stdout,
-        stderr,
-    }
-}
 
 fn ok(cwd: &Path, args: &[&str]) -> String {
-    let o = vtsim_within(cwd, args);
+    let o = vtsim_within(cwd, args, &[], 60);
     assert!(
         o.status.success(),
         "vtsim {args:?}: exit {:?}: {}",
@@ -165,7 +126,7 @@ fn diff_finds_the_first_differing_record() {
         );
     }
     // Equal traces.
-    let o = vtsim_within(d, &["diff", "a.jsonl", "b.jsonl"]);
+    let o = vtsim_within(d, &["diff", "a.jsonl", "b.jsonl"], &[], 60);
     assert_eq!(o.status.code(), Some(0));
     let n = lines(&d.join("a.jsonl")).len();
     assert_eq!(
@@ -181,7 +142,7 @@ fn diff_finds_the_first_differing_record() {
         .zip(&c)
         .position(|(x, y)| parse(x) != parse(y))
         .expect("two seeds give different traces");
-    let o = vtsim_within(d, &["diff", "a.jsonl", "c.jsonl"]);
+    let o = vtsim_within(d, &["diff", "a.jsonl", "c.jsonl"], &[], 60);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(
@@ -204,7 +165,12 @@ fn diff_finds_the_first_differing_record() {
     let mut edited = a.clone();
     edited[k] = v.to_string();
     std::fs::write(d.join("e.jsonl"), edited.join("\n") + "\n").unwrap();
-    let o = vtsim_within(d, &["diff", "a.jsonl", "e.jsonl", "--context", "2"]);
+    let o = vtsim_within(
+        d,
+        &["diff", "a.jsonl", "e.jsonl", "--context", "2"],
+        &[],
+        60,
+    );
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(
@@ -226,7 +192,7 @@ fn diff_says_which_trace_ended_first_and_refuses_non_jsonl() {
     assert_eq!(a.len(), 10_000);
     std::fs::write(d.join("short.jsonl"), a[..100].join("\n") + "\n").unwrap();
     for (x, y) in [("a.jsonl", "short.jsonl"), ("short.jsonl", "a.jsonl")] {
-        let o = vtsim_within(d, &["diff", x, y]);
+        let o = vtsim_within(d, &["diff", x, y], &[], 60);
         let out = String::from_utf8_lossy(&o.stdout);
         assert_eq!(o.status.code(), Some(1), "{out}");
         assert!(
@@ -256,7 +222,7 @@ fn diff_says_which_trace_ended_first_and_refuses_non_jsonl() {
             "nope.jsonl: cannot read: No such file or directory",
         ),
     ] {
-        let o = vtsim_within(d, &["diff", "a.jsonl", file]);
+        let o = vtsim_within(d, &["diff", "a.jsonl", file], &[], 60);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{file}: {err}");
         assert!(err.contains(want), "{file}: `{want}` not in {err}");

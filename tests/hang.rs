@@ -2,48 +2,9 @@
 //! process and fails if it has not returned within 20 s; each must be refused (exit 2) with
 //! the field or flag and the bound.
 
-use std::io::Read;
+mod common;
+use common::*;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-/// Run `vtsim` in `cwd`; fail the test if it has not returned within 20 s.
-fn vtsim_within(cwd: &Path, args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_vtsim"));
-    c.current_dir(cwd)
-        .args(args)
-        .env("CI", "true")
-        .env_remove("RAYON_NUM_THREADS")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().expect("start vtsim");
-    let mut pipes = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let out = std::thread::spawn(move || {
-        let (mut o, mut e) = (vec![], vec![]);
-        let _ = pipes.0.read_to_end(&mut o);
-        let _ = pipes.1.read_to_end(&mut e);
-        (o, e)
-    });
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(st) = child.try_wait().expect("wait for vtsim") {
-            break st;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("vtsim {args:?} did not return within 20 s (a hang)");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let (stdout, stderr) = out.join().unwrap();
-    Output {
-        status,
-        stdout,
-        stderr,
-    }
-}
 
 fn experiment(model: &str, replicates: &str, body: &str) -> String {
     format!(
@@ -139,7 +100,7 @@ fn experiments_that_used_to_hang_or_overflow_are_refused_quickly() {
             vec!["validate", "h.ron"],
             vec!["run", "h.ron", "--out", "out"],
         ] {
-            let o = vtsim_within(tmp.path(), &args);
+            let o = vtsim_within(tmp.path(), &args, &[], 20);
             let err = String::from_utf8_lossy(&o.stderr);
             if o.status.code() != Some(2) {
                 failures.push(format!(
@@ -205,7 +166,7 @@ fn commands_that_used_to_hang_or_abort_are_refused_quickly() {
         if args.contains(&"/dev/zero") && !Path::new("/dev/zero").exists() {
             continue;
         }
-        let o = vtsim_within(tmp.path(), &args);
+        let o = vtsim_within(tmp.path(), &args, &[], 20);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: `{want}` not in {err}");

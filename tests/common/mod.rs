@@ -18,7 +18,10 @@ pub const CHILD_TIMEOUT: Duration = Duration::from_secs(120);
 /// A `vtsim` command with `args` in `cwd` (no progress bar).
 pub fn vtsim_cmd(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_vtsim"));
-    c.current_dir(cwd).args(args).env("CI", "true");
+    c.current_dir(cwd)
+        .args(args)
+        .env("CI", "true")
+        .env_remove("RAYON_NUM_THREADS");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -75,6 +78,12 @@ pub fn run_bounded(c: Command) -> Output {
 /// Run `vtsim` with `args` in `cwd` (bounded by [`CHILD_TIMEOUT`]).
 pub fn vtsim(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     run_bounded(vtsim_cmd(cwd, args, env))
+}
+
+/// Run `vtsim` with `args` in `cwd`, killed (and the test failed) after `secs` seconds: the
+/// guard of tests whose failure mode is a hang.
+pub fn vtsim_within(cwd: &Path, args: &[&str], env: &[(&str, &str)], secs: u64) -> Output {
+    wait_bounded(spawn(vtsim_cmd(cwd, args, env)), Duration::from_secs(secs))
 }
 
 /// Run `vtsim` with `args` in `cwd` and assert that it succeeded.
