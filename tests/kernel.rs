@@ -34,7 +34,7 @@ fn the_hold_digest_is_pinned() {
     let out = hold(64).run(11, RunOptions::default());
     assert_eq!(
         out.digest,
-        "4ff0acd8c45ffba4bbff61184abf45a0bae7118ad6215d65036518bdba1867df"
+        "610d9f9073efce3135c73e2a97b9f072b8d6cc49a007934bf5df955dfa7cb252"
     );
 }
 

@@ -12,7 +12,7 @@ pub mod proxysql;
 pub mod rollout;
 pub mod site_poller;
 
-use crate::sim::Trace;
+use crate::sim::{RunEnd, Simulation, Trace, World};
 use serde::{Deserialize, Serialize};
 
 /// Is a metric a measurement, or a 0/1 outcome whose mean is a probability?
@@ -54,21 +54,64 @@ impl MetricDef {
     }
 }
 
-/// What one run returns.
-#[derive(Clone, Debug)]
-pub struct RunOutput {
-    /// One value per [`MetricDef`], in the same order.
-    pub metrics: Vec<f64>,
-    /// Events handled.
-    pub events: u64,
-    /// BLAKE3 digest of the trace, 64 hex characters.
-    pub digest: String,
-    /// A human-readable account of the run (for `vtsim replay`), when asked for.
-    pub report: Option<String>,
-    /// The first error writing the JSONL trace (`replay --trace`), if any.
-    pub trace_error: Option<String>,
-    /// Files a replay writes with `--out DIR` (timelines, charts), built only with `report`.
-    pub artifacts: Vec<Artifact>,
+pub use output::RunOutput;
+
+/// [`RunOutput`] lives in its own module so that its private field keeps every model from
+/// building one by hand: the only constructor takes the [`RunEnd`] of
+/// [`Simulation::close_with_metrics`](crate::sim::Simulation::close_with_metrics), so every
+/// model's metrics, events and digest come from the one path that digests the metrics.
+mod output {
+    use super::Artifact;
+    use crate::sim::RunEnd;
+
+    /// Makes [`RunOutput`] impossible to build outside this module.
+    #[derive(Clone, Copy, Debug)]
+    struct Sealed;
+
+    /// What one run returns.
+    #[derive(Clone, Debug)]
+    pub struct RunOutput {
+        /// One value per [`MetricDef`](super::MetricDef), in the same order (each one is in
+        /// the digest).
+        pub metrics: Vec<f64>,
+        /// Events handled.
+        pub events: u64,
+        /// BLAKE3 digest of the trace (events, draws, metrics), 64 hex characters.
+        pub digest: String,
+        /// A human-readable account of the run (for `vtsim replay`), when asked for.
+        pub report: Option<String>,
+        /// The first error writing the JSONL trace (`replay --trace`), if any.
+        pub trace_error: Option<String>,
+        /// Files a replay writes with `--out DIR` (timelines, charts), built only with `report`.
+        pub artifacts: Vec<Artifact>,
+        #[allow(dead_code)]
+        sealed: Sealed,
+    }
+
+    impl RunOutput {
+        /// The output of a run that ended with `end`.
+        pub fn new(end: RunEnd, report: Option<String>, artifacts: Vec<Artifact>) -> Self {
+            RunOutput {
+                metrics: end.metrics,
+                events: end.events,
+                digest: end.digest,
+                report,
+                trace_error: end.trace_error,
+                artifacts,
+                sealed: Sealed,
+            }
+        }
+    }
+}
+
+/// End a model's run: digest `values` under the names of `defs`, in order, and take the
+/// digest (see [`Simulation::close_with_metrics`]). Every model's run ends here.
+pub fn close_run<W: World>(
+    sim: Simulation<W>,
+    defs: &[MetricDef],
+    values: Vec<f64>,
+) -> (W, RunEnd) {
+    sim.close_with_metrics(defs.iter().map(|d| d.name), values)
 }
 
 /// A file a single run can produce for `vtsim replay --out DIR`.

@@ -14,7 +14,7 @@ use super::params::{Arrivals, ConnPoolParams, Variant};
 use super::waitlist::{Waiter, WaiterState, Waitlist, NONE};
 use crate::model::dist::DurationDist;
 use crate::sim::rng::{exponential, stream, uniform01};
-use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
+use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, TraceRecord, World};
 use std::collections::VecDeque;
 
 /// One MySQL connection of the pool.
@@ -347,6 +347,15 @@ impl PoolWorld {
         let dl = draw_ns(&self.deadlines.parts[part], &mut self.rng_requests);
         let setting = self.settings.parts[self.settings.pick(&mut self.rng_requests)];
         let service_ns = draw_ns(&self.service, &mut self.rng_requests);
+        // The deadline and setting reach the counters (late, timed out, setting changes)
+        // without being event times of their own: a draw record per request.
+        s.draw(&TraceRecord {
+            component: "request",
+            index: setting as u32,
+            kind: "request",
+            a: dl,
+            b: service_ns,
+        });
         let w = match self.free_waiters.pop() {
             Some(w) => w,
             None => {

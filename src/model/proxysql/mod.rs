@@ -62,6 +62,13 @@
 //!   2.00`, `[ 25s ] 0.00`) depend on where in the wall second the kill fell and are not
 //!   asserted.
 //!
+//! Digest (the rule is in [`crate::sim::trace`]): besides the events, every acquisition that
+//! finds a server is a draw record (`session`, `client << 16 | thread`, `connect` / `pooled` /
+//! `pooled_stale`, entry index): the weighted server pick and the pooled connection drawn
+//! reach the error counters without an event of their own. A wall-clock offset drawn from the
+//! seed is one record at time 0 (`wallclock`, 0, `offset`, ns). Statement latencies and the
+//! Monitor's phases are event times.
+//!
 //! Files: [`params`] (every parameter, default and source), [`event`], [`world`] (state,
 //! actions, dispatch), [`hostgroups`] (HostGroups Manager), [`monitor`], [`client`]
 //! (sysbench threads and sessions), [`metrics`] (metrics, report, artifacts).
@@ -81,8 +88,8 @@ pub use params::{
 };
 pub use world::ProxysqlWorld;
 
-use super::{MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::{RunEnd, SimTime};
+use super::{close_run, MetricDef, Model, RunOptions, RunOutput};
+use crate::sim::SimTime;
 
 /// The ProxySQL model.
 pub struct Proxysql;
@@ -101,32 +108,21 @@ pub struct ProxysqlRun {
 pub fn run_detailed(p: &ProxysqlParams, seed: u64, opts: RunOptions) -> ProxysqlRun {
     let mut sim = ProxysqlWorld::simulation(p, seed, opts.trace);
     sim.run_until(SimTime::ZERO + p.horizon);
-    let RunEnd {
-        end,
-        events,
-        digest,
-        trace_error,
-    } = sim.close();
+    let end = sim.now();
     sim.world.finish(end);
     let values = metrics::values(&sim.world, end);
+    let (world, fin) = close_run(sim, &metrics::defs(), values);
     let report = opts
         .report
-        .then(|| metrics::report(&sim.world, &values, end, &digest));
+        .then(|| metrics::report(&world, &fin.metrics, end, &fin.digest));
     let artifacts = if opts.report {
-        metrics::artifacts(&sim.world, end)
+        metrics::artifacts(&world, end)
     } else {
         vec![]
     };
     ProxysqlRun {
-        output: RunOutput {
-            metrics: values,
-            events,
-            digest,
-            trace_error,
-            report,
-            artifacts,
-        },
-        world: sim.world,
+        output: RunOutput::new(fin, report, artifacts),
+        world,
         end,
     }
 }

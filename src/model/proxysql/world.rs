@@ -7,7 +7,7 @@ use super::event::Event;
 use super::hostgroups::{HostGroups, PickStats, Status};
 use super::params::{Action, LoopPhase, ProxysqlParams};
 use crate::sim::rng::{stream, uniform01};
-use crate::sim::{Scheduler, SimDuration, SimTime, Simulation, Trace, World};
+use crate::sim::{Scheduler, SimDuration, SimTime, Simulation, Trace, TraceRecord, World};
 
 /// What a connect to a host meets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,6 +166,7 @@ impl ProxysqlWorld {
                 mon_conn: None,
             })
             .collect();
+        let wall_drawn = p.wall_clock_offset.is_none();
         let wall_offset = match p.wall_clock_offset {
             Some(d) => d.as_nanos() % 1_000_000_000,
             None => (uniform01(&mut stream(seed, "wallclock", 0)) * 1e9) as u64,
@@ -240,6 +241,16 @@ impl ProxysqlWorld {
             p: p.clone(),
         };
         let mut sim = Simulation::with_trace(world, trace);
+        if wall_drawn {
+            // The offset moves every wall-second bucket (shuns, err/s) without being an event.
+            sim.draw(&TraceRecord {
+                component: "wallclock",
+                index: 0,
+                kind: "offset",
+                a: wall_offset,
+                b: 0,
+            });
+        }
         if p.monitor.enabled {
             let (ping, ro) = match &p.monitor.phase {
                 LoopPhase::Fixed { ping, read_only } => (*ping, *read_only),

@@ -63,7 +63,7 @@ impl RolloutWorld {
         tab.record = NONE;
         self.push_health(now, t, s);
         for g in 0..m {
-            self.reevaluate(now, g, shard as usize);
+            self.reevaluate(now, g, shard as usize, s);
         }
         let d = self.p.tablets.drain_grace.sample(self.tablets[t].rng.get());
         s.after(d, Event::Down { tablet: t as u16 });
@@ -114,7 +114,7 @@ impl RolloutWorld {
                     },
                 );
             }
-            self.reevaluate(now, g, shard);
+            self.reevaluate(now, g, shard, s);
         }
     }
 
@@ -155,7 +155,7 @@ impl RolloutWorld {
         self.restarts[r].serving_at = now;
         self.push_health(now, t, s);
         for g in 0..self.m() {
-            self.reevaluate(now, g, shard);
+            self.reevaluate(now, g, shard, s);
             self.check_discovery(now, g, t);
         }
         let ready = self.probe_at_or_after(t, now);
