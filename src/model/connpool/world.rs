@@ -110,9 +110,9 @@ impl<T> Mix<T> {
 fn draw_ns(d: &DurationDist, rng: &mut SimRng) -> u64 {
     match d {
         DurationDist::Fixed { value } => value.as_nanos(),
-        DurationDist::ShiftedExponential { min, mean } => {
-            min.as_nanos() + (exponential(rng, mean.as_nanos() as f64) + 0.5) as u64
-        }
+        DurationDist::ShiftedExponential { min, mean } => min
+            .as_nanos()
+            .saturating_add((exponential(rng, mean.as_nanos() as f64) + 0.5) as u64),
         other => other.sample(rng).as_nanos(),
     }
 }
@@ -482,7 +482,7 @@ impl PoolWorld {
         let trips = (have != 0) as u32 + (want != 0) as u32;
         let mut d = 0;
         for _ in 0..trips {
-            d += draw_ns(&self.rtt, &mut self.rng_mysql);
+            d = draw_ns(&self.rtt, &mut self.rng_mysql).saturating_add(d);
         }
         self.conns[c as usize].setting = want;
         s.after(SimDuration(d), Event::SettingDone { w });
@@ -587,7 +587,9 @@ impl PoolWorld {
             self.note_depth(now);
             let (nodes, after) = self.critical_section(now, op);
             self.note_depth_after();
-            let hold = self.base_ns + self.per_node_ns * nodes as u64;
+            let hold = self
+                .base_ns
+                .saturating_add(self.per_node_ns.saturating_mul(nodes as u64));
             if hold > 0 {
                 self.m.mutex_busy_ns += hold.min(self.stages_end.0.saturating_sub(now.0));
                 self.mutex.after = Some(after);

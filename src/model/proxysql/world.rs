@@ -57,7 +57,8 @@ pub struct Runtime {
 impl Runtime {
     /// Connect errors in one second that shun: `min(shun_on_failures, retries + 1)`.
     pub fn shun_threshold(&self) -> u32 {
-        self.shun_on_failures.min(self.connect_retries + 1)
+        self.shun_on_failures
+            .min(self.connect_retries.saturating_add(1))
     }
     /// `max_wait_sec` of the (normal, desperate) unshun paths (`MyHGC.cpp:117-260`).
     pub fn unshun_waits(&self) -> (i64, i64) {
@@ -141,7 +142,7 @@ impl ProxysqlWorld {
     /// Wall-clock second of `t` (`time(NULL)`).
     #[inline]
     pub fn wall(&self, t: SimTime) -> i64 {
-        ((t.0 + self.wall_offset) / 1_000_000_000) as i64
+        (t.0.saturating_add(self.wall_offset) / 1_000_000_000) as i64
     }
 
     /// A primed simulation.

@@ -15,7 +15,7 @@
 
 use super::event::Event;
 use super::world::{RolloutWorld, NONE};
-use crate::sim::{Scheduler, SimTime};
+use crate::sim::{Scheduler, SimDuration, SimTime};
 
 impl RolloutWorld {
     /// A full `loadTablets`.
@@ -109,9 +109,9 @@ impl RolloutWorld {
             self.check_discovery(now, g, t);
         } else {
             let d = v.backoff;
-            v.backoff = (d * 2).min(cap);
+            v.backoff = d.saturating_mul(2).min(cap);
             s.at(
-                SimTime(now.0 + d),
+                now + SimDuration(d),
                 Event::HealthConnect {
                     g: g as u16,
                     tablet: t as u16,

@@ -648,7 +648,11 @@ impl SitePollerWorld {
                 } else {
                     let d = self.tick_period.0;
                     let k = (self.last_start.0 - self.tick_origin.0) / d;
-                    let nb = SimTime(self.tick_origin.0 + d * (k + 1));
+                    let nb = SimTime(
+                        self.tick_origin
+                            .0
+                            .saturating_add(d.saturating_mul(k.saturating_add(1))),
+                    );
                     if now < nb {
                         nb
                     } else {
