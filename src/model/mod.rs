@@ -15,6 +15,40 @@ pub mod site_poller;
 use crate::sim::{RunEnd, Simulation, Trace, World};
 use serde::{Deserialize, Serialize};
 
+/// The most events one run may be expected to handle, estimated from the parameters before
+/// it runs ([`check_events`]). The kernel and the models handle 2e6-1e7 events a second on
+/// one core (`vtsim bench`; proxysql-lab 3e5 events in 0.15 s), so 1e9 events is a run of
+/// two to eight minutes: the longest one run can reasonably take (a sweep runs thousands),
+/// and far below the estimates of the inputs that never end (rollout `PerQuery` at 1e7
+/// reads/s and 10 vtgates over 6 h is 2.2e12).
+pub const MAX_EVENTS_PER_RUN: f64 = 1e9;
+
+/// One term of a model's event estimate: the field that drives it, what it counts, and the
+/// expected number of events.
+pub type EventTerm = (&'static str, &'static str, f64);
+
+/// Refuse parameters whose estimated events per run exceed [`MAX_EVENTS_PER_RUN`]. The error
+/// names the field of the largest term and what it counts. A NaN or infinite term (a zero
+/// period) is refused too.
+pub fn check_events(terms: &[EventTerm]) -> Result<(), (String, String)> {
+    let total: f64 = terms.iter().map(|t| t.2).sum();
+    if total.is_finite() && total <= MAX_EVENTS_PER_RUN {
+        return Ok(());
+    }
+    let (field, what, n) = terms
+        .iter()
+        .copied()
+        .max_by(|a, b| a.2.total_cmp(&b.2))
+        .expect("a term");
+    Err((
+        field.to_string(),
+        format!(
+            "at most 1e9 events per run (estimated before running); these parameters give \
+             {total:.3e}, of which {what}: {n:.3e}"
+        ),
+    ))
+}
+
 /// Is a metric a measurement, or a 0/1 outcome whose mean is a probability?
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum MetricKind {

@@ -560,6 +560,84 @@ impl RolloutParams {
                 ),
             ));
         }
-        Ok(())
+        // Each poll diffs every tablet record: not events, but the same kind of work.
+        if polls * tablets as f64 > 1e10 {
+            return Err((
+                "horizon".into(),
+                format!(
+                    "at most 1e10 tablet-record diffs (topology polls x tablets); found {:.3e}",
+                    polls * tablets as f64
+                ),
+            ));
+        }
+        crate::model::check_events(&self.event_terms())
+    }
+
+    /// The terms of the events-per-run estimate ([`crate::model::check_events`]), each an
+    /// upper estimate over the whole horizon (a run usually stops when the rollout and the
+    /// re-discoveries are done, long before it):
+    /// - topology polls: vtgates x (horizon / `tablet_refresh_interval` + 1);
+    /// - per-query mode: (reads + writes per second) x vtgates x horizon;
+    /// - readiness flaps (a flap and the Ready after it) while pods wait for Available:
+    ///   2 x tablets x flaps per second x horizon;
+    /// - health-check dials per (vtgate, tablet) and restart: the doubling backoff from
+    ///   `health_check_retry_delay` to its cap `healthcheck_timeout`, then one dial per cap
+    ///   over the mean wait for the new process (`serving_after_publish`), twice (a poll and a
+    ///   reconnect may each start a chain);
+    /// - the restart events themselves: tablets x (16 + 2 x vtgates) (drain, down, publish,
+    ///   serve, ready, available, release, PRS, health pushes, a shard reload and a first dial
+    ///   per vtgate).
+    pub fn event_terms(&self) -> Vec<crate::model::EventTerm> {
+        let m = self.vtgates as f64;
+        let tablets = self.shards as f64 * (self.replicas_per_shard as f64 + 1.0);
+        let h = self.horizon.as_secs_f64();
+        let v = &self.vtgate;
+        let polls = m * (h / v.tablet_refresh_interval.as_secs_f64() + 1.0);
+        let w = &self.workload;
+        let queries = if w.mode == WorkloadMode::PerQuery {
+            (w.replica_read_rps + w.primary_write_rps) * m * h
+        } else {
+            0.0
+        };
+        let query_field = if w.replica_read_rps >= w.primary_write_rps {
+            "workload.replica_read_rps"
+        } else {
+            "workload.primary_write_rps"
+        };
+        let flaps = 2.0 * tablets * self.tablets.readiness_flaps_per_hour / 3600.0 * h;
+        let first = v.health_check_retry_delay.as_secs_f64();
+        let cap = v.healthcheck_timeout.as_secs_f64();
+        let doublings = (cap / first).log2().max(0.0) + 2.0;
+        let wait = self.tablets.serving_after_publish.mean_s();
+        let dials = 2.0 * m * tablets * (doublings + wait / cap);
+        let restarts = tablets * (16.0 + 2.0 * m);
+        vec![
+            (
+                "horizon",
+                "topology polls (vtgates x horizon / vtgate.tablet_refresh_interval)",
+                polls,
+            ),
+            (
+                query_field,
+                "per-query reads and writes (rate x vtgates x horizon)",
+                queries,
+            ),
+            (
+                "tablets.readiness_flaps_per_hour",
+                "readiness flaps (tablets x rate x horizon, two events each)",
+                flaps,
+            ),
+            (
+                "vtgate.healthcheck_timeout",
+                "health-check dials (vtgates x tablets x the reconnect backoff over \
+                 tablets.serving_after_publish)",
+                dials,
+            ),
+            (
+                "vtgates",
+                "restart events (tablets x (16 + 2 x vtgates))",
+                restarts,
+            ),
+        ]
     }
 }

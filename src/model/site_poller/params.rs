@@ -514,6 +514,10 @@ impl SitePollerParams {
                 "at most 1e7 probes (horizon / poller.poll_interval x sites)".into(),
             ));
         }
+        // These two bound the events too: a Poll is three events and at most one fence per
+        // site (a period is never shorter than poller.poll_interval), a fault at most four,
+        // so a run has at most 3e6 + 1e7 + 4 x faults events, far below
+        // crate::model::MAX_EVENTS_PER_RUN.
         Ok(())
     }
 }
