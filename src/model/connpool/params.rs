@@ -2,7 +2,7 @@
 //!
 //! Sources: `ref §C.x` is `reference/vitess-semantics.md` §C (the real smartconnpool code),
 //! `spec` is `spec/connpool.md`, `seed` is `seeds/001_cf825ae446950e81.txt` (github/vitess-gh
-//! PR #241). Values marked *[inferred]* are modelling choices with no source in the code.
+//! PR #241). Values marked *\[inferred\]* are modelling choices with no source in the code.
 //! Every enum is internally tagged (`kind`) so sweeps can override fields through JSON.
 
 use crate::model::dist::DurationDist;
@@ -86,7 +86,7 @@ pub struct PoolParams {
     #[serde(default = "d_dial")]
     pub dial_latency: DurationDist,
     /// One MySQL round trip for `ResetSetting` or `ApplySetting` (`execOnce`, ref §C.2
-    /// "Setting cost model"). Default 500us *[inferred]*.
+    /// "Setting cost model"). Default 500us *\[inferred\]*.
     #[serde(default = "d_rtt")]
     pub setting_rtt: DurationDist,
     /// `maxAge`: a waiter skipped more than this many times is served next (ref §C.4: 8).

@@ -25,7 +25,7 @@
 //!   admin tables after read_only_action]*.
 //! - A statement retried under `query_retries_on_failure` takes a pooled connection like any
 //!   other (possibly another broken one: that is the seed's "one thread hit the dead replica")
-//!   and starts a fresh `max_connect_time` *[inferred]*.
+//!   and starts a fresh `max_connect_time` *\[inferred\]*.
 //! - Not modelled: `default_max_latency_ms` (ping latency), `max_connections`, replication
 //!   lag shuns, idle-connection keep-alive pings (which would clean broken pooled connections
 //!   within `ping_interval_server_msec`), hostgroup locks (9006), prepared statements, and the
@@ -57,7 +57,7 @@
 //!   `connect_retries_on_failure ≤ 5` (each burst exhausts a thread's retries; backend error).
 //!   Both are asserted in `seed3_two_errors_every_two_seconds_with_a_2s_connect_budget`.
 //!   The seed does not print the error text, so which of the two the lab had is unknown.
-//! - Both reproduce the `2,0,2,0` cadence in steady state only (from about [ 26s ] on, once
+//! - Both reproduce the `2,0,2,0` cadence in steady state only (from about \[ 26s \] on, once
 //!   both threads are in step); the first seconds after the kill (the seed's `[ 24s ] err/s
 //!   2.00`, `[ 25s ] 0.00`) depend on where in the wall second the kill fell and are not
 //!   asserted.

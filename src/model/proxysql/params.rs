@@ -2,7 +2,7 @@
 //!
 //! Sources: `ref §X` is `reference/proxysql-and-poller.md` Part 1 (ProxySQL v2.7.2-14,
 //! commit 5cc418bb), `spec` is `spec/proxysql.md`, `seed` is `seeds/003_d6dee235aba14d48.txt`.
-//! Values marked *[inferred]* are in no code: a reading of runtime behaviour or a modelling
+//! Values marked *\[inferred\]* are in no code: a reading of runtime behaviour or a modelling
 //! choice. Every enum is internally tagged (`kind`) so sweeps can override it through JSON.
 
 use crate::sim::rng::{exponential, standard_normal};
@@ -42,7 +42,7 @@ pub struct ProxysqlParams {
     #[serde(default)]
     pub wall_clock_offset: Option<SimDuration>,
     /// A gap longer than this without a successful read (read-only clients) is a read outage.
-    /// Default 100ms *[inferred]*: a healthy client completes a read every ~0.2 ms.
+    /// Default 100ms *\[inferred\]*: a healthy client completes a read every ~0.2 ms.
     #[serde(default = "d_outage_gap")]
     pub outage_gap: SimDuration,
     /// Length of the run.
@@ -200,7 +200,7 @@ pub struct Variables {
     pub query_retries_on_failure: u32,
 }
 
-/// Latencies *[inferred]*: a docker bridge on one host.
+/// Latencies *\[inferred\]*: a docker bridge on one host.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkParams {
@@ -292,7 +292,7 @@ pub struct ClientParams {
     /// `--skip-trx`: no BEGIN/COMMIT, every statement autocommits.
     #[serde(default)]
     pub skip_trx: bool,
-    /// Per-statement latency. Default lognormal, median 200 µs, sigma 0.5 *[inferred]*: gives
+    /// Per-statement latency. Default lognormal, median 200 µs, sigma 0.5 *\[inferred\]*: gives
     /// ~880 tps for 4 read/write threads and ~740 tps for 2 read-only threads (seed: 640–1066
     /// and 520–912).
     #[serde(default = "d_latency")]

@@ -1,7 +1,7 @@
 //! Parameters of the rollout model, with their real defaults and where each comes from.
 //!
 //! Sources are cited as `ref §X` (`reference/vitess-semantics.md`), `spec` (`spec/rollout.md`)
-//! and `seed` (`seeds/000_baaf1458e77f4857.txt`). Values marked *[inferred]* are not in any
+//! and `seed` (`seeds/000_baaf1458e77f4857.txt`). Values marked *\[inferred\]* are not in any
 //! code; they are the reference's reading of runtime behaviour, or a modelling choice.
 //!
 //! Every enum is internally tagged (`kind`), so a sweep can override a field through a JSON
@@ -69,7 +69,7 @@ pub struct VtgateParams {
     #[serde(default = "d_50ms")]
     pub health_stream_delay: SimDuration,
     /// From `AddTablet` to the first health response (dial + one RTT; the tablet sends its
-    /// state on subscribe, ref §B.2 "Tablet side"). Default 10ms *[inferred]*.
+    /// state on subscribe, ref §B.2 "Tablet side"). Default 10ms *\[inferred\]*.
     #[serde(default = "d_10ms")]
     pub first_health_delay: SimDuration,
     /// `--healthcheck_retry_delay`: first reconnect backoff, doubling after each failure
@@ -135,16 +135,16 @@ pub enum Phase {
 pub struct TabletParams {
     /// From SIGTERM (tablet stops serving at once, ref §B.3) to the pod being gone: lameduck
     /// 50 ms + `shutdown_grace_period` ≤ 3 s + mysqld shutdown (ref §B.3, §D "pod object
-    /// gone: variable"). Default Uniform(3s, 10s) *[inferred]*.
+    /// gone: variable"). Default Uniform(3s, 10s) *\[inferred\]*.
     #[serde(default = "d_drain_grace")]
     pub drain_grace: DurationDist,
     /// From the old pod being gone to the new vttablet writing its new address in the topology
     /// (`initTablet` runs early, ref §B.1 "Important for restarts"): scheduling, image, mysqld
-    /// start. Default 10s + Exp(mean 10s) *[inferred]*.
+    /// start. Default 10s + Exp(mean 10s) *\[inferred\]*.
     #[serde(default = "d_restart")]
     pub restart: DurationDist,
     /// From the address being published to the tablet serving (restore, replication init;
-    /// ref §D t_s ≥ t_w). Default Uniform(2s, 8s) *[inferred]*.
+    /// ref §D t_s ≥ t_w). Default Uniform(2s, 8s) *\[inferred\]*.
     #[serde(default = "d_serve_after")]
     pub serving_after_publish: DurationDist,
     /// Kubernetes readiness probe period of the vttablet container (`/healthz`; the operator
@@ -179,7 +179,7 @@ pub struct OperatorParams {
     pub tablet_available_timeout: SimDuration,
     /// From Available (or PRS end) to the next tablet's SIGTERM: release, drain started, ack,
     /// finish, delete are 4-5 controller round trips (ref §A.2 "Controller step latency":
-    /// sub-second to a few seconds). Default Uniform(500ms, 3s) *[inferred]*.
+    /// sub-second to a few seconds). Default Uniform(500ms, 3s) *\[inferred\]*.
     #[serde(default = "d_step")]
     pub step_latency: DurationDist,
     /// The order in which a shard's replicas restart (ref §A.2 step 3(b): a Go map walk, random).
@@ -191,7 +191,7 @@ pub struct OperatorParams {
     pub prs_candidate: PrsCandidate,
     /// PlannedReparentShard duration: from the old primary stopping serving as primary to the
     /// new one serving (candidate query ≤ 2 s, PRS ≤ 30 s, ref §A.2). Default Uniform(1s, 5s)
-    /// *[inferred]*.
+    /// *\[inferred\]*.
     #[serde(default = "d_prs")]
     pub prs_duration: DurationDist,
     /// How long the demoted primary serves as a REPLICA before its SIGTERM (one more drain pass
@@ -246,7 +246,7 @@ pub struct WorkloadParams {
     /// seed's burst sizes.
     #[serde(default = "d_reads")]
     pub replica_read_rps: f64,
-    /// Primary writes per second through each vtgate (Poisson). Default 10 *[illustrative]*.
+    /// Primary writes per second through each vtgate (Poisson). Default 10 *\[illustrative\]*.
     #[serde(default = "d_writes")]
     pub primary_write_rps: f64,
     /// Fast (Poisson counts over state intervals) or per-query (one event per query).
