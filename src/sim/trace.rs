@@ -140,7 +140,7 @@ pub struct Trace {
     hasher: Box<blake3::Hasher>,
     last_t: u64,
     buf: Vec<u8>,
-    jsonl: Option<std::io::BufWriter<std::fs::File>>,
+    jsonl: Option<std::io::BufWriter<Box<dyn Write + Send>>>,
     io_error: Option<std::io::Error>,
     events: u64,
     draws: u64,
@@ -170,8 +170,13 @@ impl Trace {
     }
     /// Keep the digest and write every record as a JSON line to `file`.
     pub fn with_jsonl(file: std::fs::File) -> Self {
+        Self::with_writer(Box::new(file))
+    }
+    /// Keep the digest and write every record as a JSON line to `w` (buffered here), e.g. an
+    /// in-memory buffer to compare two runs record by record.
+    pub fn with_writer(w: Box<dyn Write + Send>) -> Self {
         let mut t = Self::digest_only();
-        t.jsonl = Some(std::io::BufWriter::new(file));
+        t.jsonl = Some(std::io::BufWriter::new(w));
         t
     }
     /// Record nothing: for kernel benchmarks that measure the engine without the digest.
@@ -427,5 +432,29 @@ mod tests {
         for l in lines {
             serde_json::from_str::<serde_json::Value>(l).unwrap();
         }
+    }
+
+    #[test]
+    fn any_writer_takes_the_jsonl_lines() {
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone, Default)]
+        struct Shared(Arc<Mutex<Vec<u8>>>);
+        impl Write for Shared {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buf = Shared::default();
+        let mut t = Trace::with_writer(Box::new(buf.clone()));
+        t.event(SimTime(5), &R);
+        t.metric(0, "x", 0.5);
+        t.finish().unwrap();
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), 2);
+        assert!(text.starts_with(r#"{"type":"event","t_ns":5,"#), "{text}");
     }
 }
