@@ -1,6 +1,9 @@
 //! The Monitor's ping and read_only loops (ref §1.2, §1.3b, §1.6): a fixed cadence anchored
 //! at each round's start; the checks of one round run concurrently and are post-processed
-//! together when the slowest answers.
+//! together when the slowest answers. Every check ends at its timeout at the latest (a ping
+//! at `ping_timeout`, a new monitor connection at the connect timeout, a read_only check at
+//! `read_only_timeout`), as in `monitor_ping_thread` (lib/MySQL_Monitor.cpp), whatever the
+//! network latencies: a check that reaches its timeout fails.
 
 use super::event::Event;
 use super::hostgroups::Status;

@@ -208,7 +208,8 @@ pub struct NetworkParams {
     #[serde(default = "d_1ms")]
     pub connect_latency: SimDuration,
     /// A connect to a killed container fails after this: its DNS name is gone ("Unknown
-    /// server host 'mysql-3' (-2)", seed). Default 2ms.
+    /// server host 'mysql-3' (-2)", seed). Default 2ms. A session's connect ends at
+    /// `connect_timeout_server` and a Monitor check at its timeout if this is longer.
     #[serde(default = "d_2ms")]
     pub refused_latency: SimDuration,
     /// A statement on a connection whose server died or restarted fails after this
