@@ -488,9 +488,21 @@ fn out_of_range(variable: &str, value: Setting) -> Option<String> {
             let ns = d.as_nanos() as u128;
             let ok = ns >= lo as u128 * 1_000_000 && ns <= hi as u128 * 1_000_000;
             (!ok).then(|| {
+                let (_, proxysql_lo, _) = PROXYSQL_RANGES
+                    .iter()
+                    .find(|r| r.0 == variable)
+                    .expect("a ranged variable");
+                let note = if *proxysql_lo != lo {
+                    format!(
+                        "; ProxySQL also takes {proxysql_lo} ms, which would retry without \
+                         time passing here"
+                    )
+                } else {
+                    String::new()
+                };
                 format!(
-                    "a duration from {} to {} ({lo} to {hi} ms: ProxySQL's range for \
-                     {variable}, {src})",
+                    "a duration from {} to {} (ProxySQL's range for {variable} is \
+                     {proxysql_lo} to {hi} ms, {src}{note})",
                     SimDuration::from_millis(lo),
                     SimDuration::from_millis(hi)
                 )
