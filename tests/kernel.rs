@@ -34,7 +34,7 @@ fn the_hold_digest_is_pinned() {
     let out = hold(64).run(11, RunOptions::default());
     assert_eq!(
         out.digest,
-        "4ff0acd8c45ffba4bbff61184abf45a0bae7118ad6215d65036518bdba1867df"
+        "610d9f9073efce3135c73e2a97b9f072b8d6cc49a007934bf5df955dfa7cb252"
     );
 }
 
@@ -175,4 +175,107 @@ fn ties_pop_fifo_across_many_pushes() {
             .collect();
         assert_eq!(seq, want);
     }
+}
+
+/// A world whose events are the same whatever it draws: each tick draws a count that only
+/// reaches its total (like rollout's Fast-mode Poisson counts), recorded as a draw; the run
+/// closes the last interval after the loop, through `world_and_draws`.
+struct Counter {
+    rng: vtsim::sim::SimRng,
+    max: u64,
+    total: u64,
+}
+#[derive(Clone, Copy)]
+struct Tick;
+impl Traced for Tick {
+    fn record(&self) -> TraceRecord {
+        TraceRecord {
+            component: "counter",
+            index: 0,
+            kind: "tick",
+            a: 0,
+            b: 0,
+        }
+    }
+}
+impl Counter {
+    fn count(&mut self, d: &mut vtsim::sim::Draws<'_>) {
+        let n = self.rng.next_u64() % self.max;
+        self.total += n;
+        d.draw(&TraceRecord {
+            component: "counter",
+            index: 0,
+            kind: "count",
+            a: n,
+            b: 0,
+        });
+    }
+}
+impl World for Counter {
+    type Event = Tick;
+    fn handle(&mut self, _now: SimTime, e: Tick, s: &mut Scheduler<Tick>) {
+        self.count(&mut s.draws());
+        s.after(SimDuration::from_millis(1), e);
+    }
+}
+
+/// (total, digest, draw records) of a run of `ticks` ticks with counts below 100, closing
+/// the last interval after the loop if `end_draw`, digesting `total` as the one metric if
+/// `metric`.
+fn counter_run(seed: u64, ticks: u64, end_draw: bool, metric: bool) -> (u64, String, u64) {
+    let world = Counter {
+        rng: stream(seed, "counter", 0),
+        max: 100,
+        total: 0,
+    };
+    let mut sim = Simulation::new(world);
+    sim.schedule(SimTime::ZERO, Tick);
+    sim.run_until(SimTime(ticks * 1_000_000 - 1));
+    if end_draw {
+        let (w, mut d) = sim.world_and_draws();
+        w.count(&mut d);
+    }
+    let draws = sim.trace().draws();
+    let total = sim.world.total as f64;
+    let (names, values): (Vec<&str>, Vec<f64>) = if metric {
+        (vec!["total"], vec![total])
+    } else {
+        (vec![], vec![])
+    };
+    let (w, end) = sim.close_with_metrics(names, values);
+    assert_eq!(end.events, ticks);
+    (w.total, end.digest, draws)
+}
+
+#[test]
+fn draws_and_metrics_are_in_the_digest_when_the_events_are_not_enough() {
+    // Same events (one tick a millisecond), different draws: different digests, even with no
+    // metric record.
+    let (t1, d1, n1) = counter_run(1, 50, true, false);
+    let (t2, d2, n2) = counter_run(2, 50, true, false);
+    assert_eq!((n1, n2), (51, 51));
+    assert_ne!(t1, t2);
+    assert_ne!(d1, d2);
+    assert_eq!(
+        counter_run(1, 50, true, false).1,
+        d1,
+        "same seed, same digest"
+    );
+    // The draw made after the loop is in the digest.
+    let (_, d3, n3) = counter_run(1, 50, false, false);
+    assert_eq!(n3, 50);
+    assert_ne!(d1, d3);
+    // So is the metric.
+    assert_ne!(counter_run(1, 50, true, true).1, d1);
+}
+
+#[test]
+#[should_panic(expected = "metric `b` has no value")]
+fn closing_with_fewer_values_than_names_is_a_bug() {
+    let sim = Simulation::new(Counter {
+        rng: stream(1, "counter", 0),
+        max: 1,
+        total: 0,
+    });
+    let _ = sim.close_with_metrics(["a", "b"], vec![1.0]);
 }

@@ -150,7 +150,7 @@ fn shorter_refresh_interval_never_errs_at_2_4x_the_polls() {
 }
 
 const INCIDENT_SEED: u64 = 0xbaaf1458e77f4857;
-const INCIDENT_DIGEST: &str = "155e280f0bd2e5a4788f1747cdc0a70743a1862ad0a7ae39ed0a640a5fbb988b";
+const INCIDENT_DIGEST: &str = "ade20bc22d64b97e34700e7542c69bcad2f649191e2bf80cbb0c27e992d7c020";
 
 #[test]
 fn incident_replays_the_seed() {

@@ -81,51 +81,51 @@ fn every_shipped_model_replays_to_its_pinned_digest() {
     let pinned: &[(&str, &str)] = &[
         (
             "connpool-default.ron",
-            "58a73ccc3cdf47c953be994b2c9cad5925e5fc486b49a7129ee10da6089fe130",
+            "f2b3000ed6aaf9cb40620e88ed286edd35347bf7a0e8cc57c258c141ee6e12a3",
         ),
         (
             "hold-fixture.ron",
-            "fcfaebfcb52ef2352391bbdc265e2d80a5d9f0f8717d8b834e421bf7c9596f4e",
+            "965f084e18daeac27a8d06649c88a2abda3049f171fa8708becf6751386f38bb",
         ),
         (
             "incident-000.ron",
-            "155e280f0bd2e5a4788f1747cdc0a70743a1862ad0a7ae39ed0a640a5fbb988b",
+            "ade20bc22d64b97e34700e7542c69bcad2f649191e2bf80cbb0c27e992d7c020",
         ),
         (
             "playground.ron",
-            "8f49824fe07a25d4ffeff8ab9f3a3657dea8c2ce3b685c9b61ba05b4c1955cf7",
+            "ed516c6799df8671ae6caad91ad2f1549d83e432360fbc4a64dc2e88cab0bfd5",
         ),
         (
             "proxysql-lab.ron",
-            "8d7657330e25a54c1c514adf9c5073a7b777c47e80efea0fb7a158f1fad7f9fe",
+            "ce5149b322fa2afff9e5a7c8efb5c229f67f47f9bcfa70565e66914d1911e2e6",
         ),
         (
             "proxysql-reader-fallback.ron",
-            "735ceff6f624431fba4a173327f0fef0084a36cb288c7417e93bebc713a617da",
+            "465f6c2246ed5f35d33b8be0609979530096aa02b5037ce9d75b5d8164826398",
         ),
         (
             "proxysql-seed-1-idle-replica-dies.ron",
-            "e6fedac8105731c41eae9372838c89732242a418ffef5589cce60faa58cfb1e7",
+            "0b78fc4d80573e5845c3d2d9be3ccf6a21524fb23e5ec650a497e8250a7cff4e",
         ),
         (
             "proxysql-seed-2-read-replica-dies.ron",
-            "e59e4ab176dc0408e66a091ee55f1e6d5f0fd5f2d6e6315568432218a44f231d",
+            "57ccc962e5f0077adad24b0b0613ceae5a579b0eab35361df4281c2fd24c5a46",
         ),
         (
             "proxysql-seed-3-both-replicas-die.ron",
-            "c3715bc88e6595eeca48897c6820f204ce0921817809f5aeccadcc2f37673944",
+            "bc93071e832e52e3cf00d0ec4f2a1ed29d3441c28e63a92a213c1778ca59093a",
         ),
         (
             "proxysql-seed-4-writer-is-also-reader.ron",
-            "c632944117168afd2c15f58800b5a06223e2540cc62cb388545df87b9966d68a",
+            "d5d96634be9a21e7ade2c44dbf97913e939cc3f0514010e864f2d2f179b927c7",
         ),
         (
             "proxysql-seed-5-writer-into-readers.ron",
-            "8cda550423dade1153353b586d1a94ac27010a4ce107045cefec1b5ad0b7aa7f",
+            "7fdb2182dffff39cd9f5e651b5b71eb1dcd00133df64d112d19fec525a2b1f27",
         ),
         (
             "rollout-default.ron",
-            "658b1c58cef9cbd222acfc062aca564a961d7f14a97a90c7d8b017c52680dd53",
+            "1d43f44308542f8a42042558af51688ffe4a3e5cbce59ec77762e0a229c324ad",
         ),
     ];
     let files = ron_files("models");

@@ -52,6 +52,19 @@ impl DurationDist {
             }
         }
     }
+    /// The mean, in seconds.
+    pub fn mean_s(&self) -> f64 {
+        match self {
+            DurationDist::Fixed { value } => value.as_secs_f64(),
+            // `sample` gives `min` when max <= min.
+            DurationDist::Uniform { min, max } => {
+                (min.as_secs_f64() + (*max).max(*min).as_secs_f64()) / 2.0
+            }
+            DurationDist::ShiftedExponential { min, mean } => {
+                min.as_secs_f64() + mean.as_secs_f64()
+            }
+        }
+    }
     /// Check the bounds; `path` names the field in the error.
     pub fn check(&self, path: &str) -> Result<(), (String, String)> {
         if let DurationDist::Uniform { min, max } = self {

@@ -1,8 +1,9 @@
 //! The hold model of event-set benchmarks (Vaucher & Duval 1975; `reference/des-anchors.md` §4):
 //! a constant number of pending events; each pop schedules one new event at
 //! now + Exp(mean increment). It measures the kernel, and is the fixture the experiment tests use.
+//! Its only draws are event times, so its digest holds events and metrics, no draw records.
 
-use super::{MetricDef, Model, RunOptions, RunOutput};
+use super::{close_run, MetricDef, Model, RunOptions, RunOutput};
 use crate::sim::rng::{exponential, stream};
 use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, TraceRecord, Traced, World};
 use serde::{Deserialize, Serialize};
@@ -134,28 +135,21 @@ impl Model for Hold {
     fn run(p: &HoldParams, seed: u64, opts: RunOptions) -> RunOutput {
         let mut sim = HoldWorld::simulation(p, seed, opts.trace);
         sim.run_until(SimTime::MAX);
-        let fin = sim.close();
-        RunOutput {
-            metrics: vec![
-                fin.events as f64,
-                fin.end.as_secs_f64(),
-                if fin.end > SimTime::ZERO + p.late_after {
-                    1.0
-                } else {
-                    0.0
-                },
-            ],
-            events: fin.events,
-            report: opts.report.then(|| {
-                format!(
-                    "hold model: {} events, last at {:.6} s",
-                    fin.events,
-                    fin.end.as_secs_f64()
-                )
-            }),
-            digest: fin.digest,
-            trace_error: fin.trace_error,
-            artifacts: vec![],
-        }
+        let (events, end) = (sim.events(), sim.now());
+        let late = if end > SimTime::ZERO + p.late_after {
+            1.0
+        } else {
+            0.0
+        };
+        let values = vec![events as f64, end.as_secs_f64(), late];
+        let (_, fin) = close_run(sim, &Self::metric_defs(), values);
+        let report = opts.report.then(|| {
+            format!(
+                "hold model: {} events, last at {:.6} s",
+                fin.events,
+                fin.end.as_secs_f64()
+            )
+        });
+        RunOutput::new(fin, report, vec![])
     }
 }

@@ -12,8 +12,42 @@ pub mod proxysql;
 pub mod rollout;
 pub mod site_poller;
 
-use crate::sim::Trace;
+use crate::sim::{RunEnd, Simulation, Trace, World};
 use serde::{Deserialize, Serialize};
+
+/// The most events one run may be expected to handle, estimated from the parameters before
+/// it runs ([`check_events`]). The kernel and the models handle 2e6-1e7 events a second on
+/// one core (`vtsim bench`; proxysql-lab 3e5 events in 0.15 s), so 1e9 events is a run of
+/// two to eight minutes: the longest one run can reasonably take (a sweep runs thousands),
+/// and far below the estimates of the inputs that never end (rollout `PerQuery` at 1e7
+/// reads/s and 10 vtgates over 6 h is 2.2e12).
+pub const MAX_EVENTS_PER_RUN: f64 = 1e9;
+
+/// One term of a model's event estimate: the field that drives it, what it counts, and the
+/// expected number of events.
+pub type EventTerm = (&'static str, &'static str, f64);
+
+/// Refuse parameters whose estimated events per run exceed [`MAX_EVENTS_PER_RUN`]. The error
+/// names the field of the largest term and what it counts. A NaN or infinite term (a zero
+/// period) is refused too.
+pub fn check_events(terms: &[EventTerm]) -> Result<(), (String, String)> {
+    let total: f64 = terms.iter().map(|t| t.2).sum();
+    if total.is_finite() && total <= MAX_EVENTS_PER_RUN {
+        return Ok(());
+    }
+    let (field, what, n) = terms
+        .iter()
+        .copied()
+        .max_by(|a, b| a.2.total_cmp(&b.2))
+        .expect("a term");
+    Err((
+        field.to_string(),
+        format!(
+            "at most 1e9 events per run (estimated before running); these parameters give \
+             {total:.3e}, of which {what}: {n:.3e}"
+        ),
+    ))
+}
 
 /// Is a metric a measurement, or a 0/1 outcome whose mean is a probability?
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -54,21 +88,64 @@ impl MetricDef {
     }
 }
 
-/// What one run returns.
-#[derive(Clone, Debug)]
-pub struct RunOutput {
-    /// One value per [`MetricDef`], in the same order.
-    pub metrics: Vec<f64>,
-    /// Events handled.
-    pub events: u64,
-    /// BLAKE3 digest of the trace, 64 hex characters.
-    pub digest: String,
-    /// A human-readable account of the run (for `vtsim replay`), when asked for.
-    pub report: Option<String>,
-    /// The first error writing the JSONL trace (`replay --trace`), if any.
-    pub trace_error: Option<String>,
-    /// Files a replay writes with `--out DIR` (timelines, charts), built only with `report`.
-    pub artifacts: Vec<Artifact>,
+pub use output::RunOutput;
+
+/// [`RunOutput`] lives in its own module so that its private field keeps every model from
+/// building one by hand: the only constructor takes the [`RunEnd`] of
+/// [`Simulation::close_with_metrics`](crate::sim::Simulation::close_with_metrics), so every
+/// model's metrics, events and digest come from the one path that digests the metrics.
+mod output {
+    use super::Artifact;
+    use crate::sim::RunEnd;
+
+    /// Makes [`RunOutput`] impossible to build outside this module.
+    #[derive(Clone, Copy, Debug)]
+    struct Sealed;
+
+    /// What one run returns.
+    #[derive(Clone, Debug)]
+    pub struct RunOutput {
+        /// One value per [`MetricDef`](super::MetricDef), in the same order (each one is in
+        /// the digest).
+        pub metrics: Vec<f64>,
+        /// Events handled.
+        pub events: u64,
+        /// BLAKE3 digest of the trace (events, draws, metrics), 64 hex characters.
+        pub digest: String,
+        /// A human-readable account of the run (for `vtsim replay`), when asked for.
+        pub report: Option<String>,
+        /// The first error writing the JSONL trace (`replay --trace`), if any.
+        pub trace_error: Option<String>,
+        /// Files a replay writes with `--out DIR` (timelines, charts), built only with `report`.
+        pub artifacts: Vec<Artifact>,
+        #[allow(dead_code)]
+        sealed: Sealed,
+    }
+
+    impl RunOutput {
+        /// The output of a run that ended with `end`.
+        pub fn new(end: RunEnd, report: Option<String>, artifacts: Vec<Artifact>) -> Self {
+            RunOutput {
+                metrics: end.metrics,
+                events: end.events,
+                digest: end.digest,
+                report,
+                trace_error: end.trace_error,
+                artifacts,
+                sealed: Sealed,
+            }
+        }
+    }
+}
+
+/// End a model's run: digest `values` under the names of `defs`, in order, and take the
+/// digest (see [`Simulation::close_with_metrics`]). Every model's run ends here.
+pub fn close_run<W: World>(
+    sim: Simulation<W>,
+    defs: &[MetricDef],
+    values: Vec<f64>,
+) -> (W, RunEnd) {
+    sim.close_with_metrics(defs.iter().map(|d| d.name), values)
 }
 
 /// A file a single run can produce for `vtsim replay --out DIR`.

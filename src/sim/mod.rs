@@ -3,7 +3,9 @@
 //! It knows nothing about Vitess. A model is a [`World`] with its own small `Copy` event enum;
 //! [`Simulation`] is generic over it (monomorphised: no `dyn`, no async). Events at equal times
 //! are handled in the order they were scheduled (FIFO). A world that needs to cancel an event
-//! keeps a generation counter and ignores stale events when they pop.
+//! keeps a generation counter and ignores stale events when they pop. The [`trace`] digests every
+//! event, every draw a world records ([`Scheduler::draw`], [`Draws`]) and the run's final metrics
+//! ([`Simulation::close_with_metrics`]).
 
 pub mod queue;
 pub mod rng;
@@ -23,11 +25,13 @@ pub trait World {
     fn handle(&mut self, now: SimTime, event: Self::Event, sched: &mut Scheduler<Self::Event>);
 }
 
-/// What a world sees of the engine while it handles an event.
+/// What a world sees of the engine while it handles an event: the clock, the queue, and the
+/// trace (for draw records, see [`trace`]).
 pub struct Scheduler<E> {
     now: SimTime,
     queue: EventQueue<E>,
     stopped: bool,
+    trace: Trace,
 }
 
 impl<E: Copy> Scheduler<E> {
@@ -55,6 +59,42 @@ impl<E: Copy> Scheduler<E> {
     pub fn pending(&self) -> usize {
         self.queue.len()
     }
+    /// Record a draw whose result reaches an output without being an event (a draw record,
+    /// stamped with the current time; see [`trace`]).
+    #[inline]
+    pub fn draw(&mut self, r: &TraceRecord) {
+        self.trace.draw(self.now, r);
+    }
+    /// The draw sink, for code shared with end-of-run accounting (see [`Draws`]).
+    #[inline]
+    pub fn draws(&mut self) -> Draws<'_> {
+        Draws {
+            trace: &mut self.trace,
+            now: self.now,
+        }
+    }
+}
+
+/// Where draw records go: the run's trace, at the current time. Handed out by
+/// [`Scheduler::draws`] while an event is handled and by [`Simulation::world_and_draws`] after
+/// the loop, so code that closes an accounting interval records its draws the same way in
+/// both places.
+pub struct Draws<'a> {
+    trace: &'a mut Trace,
+    now: SimTime,
+}
+
+impl Draws<'_> {
+    /// Record one draw (see [`trace`]).
+    #[inline]
+    pub fn draw(&mut self, r: &TraceRecord) {
+        self.trace.draw(self.now, r);
+    }
+    /// The time the draws are stamped with.
+    #[inline]
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
 }
 
 /// Why a run returned.
@@ -68,17 +108,27 @@ pub enum Stop {
     Stopped,
 }
 
-/// How a run ended: what every model reports besides its own metrics.
+/// Makes [`RunEnd`] impossible to build outside this module.
+#[derive(Clone, Copy, Debug)]
+struct Sealed;
+
+/// How a run ended: what every model reports besides its own metrics, and the metrics as they
+/// were digested. Only [`Simulation::close_with_metrics`] makes one (the private field), so a
+/// model's output (built from a `RunEnd`) always carries the metrics its digest covers.
 #[derive(Clone, Debug)]
 pub struct RunEnd {
     /// The time the run stopped (the horizon if it was reached).
     pub end: SimTime,
     /// Events handled.
     pub events: u64,
-    /// Digest of the trace (64 hex characters).
+    /// Digest of the trace, metric records included (64 hex characters).
     pub digest: String,
     /// The first error writing the JSONL trace, if any.
     pub trace_error: Option<String>,
+    /// The metric values, in metric order: exactly what the metric records hold.
+    pub metrics: Vec<f64>,
+    #[allow(dead_code)]
+    sealed: Sealed,
 }
 
 /// The engine: a world, its pending events, the clock and the trace.
@@ -86,8 +136,6 @@ pub struct Simulation<W: World> {
     /// The modelled system.
     pub world: W,
     sched: Scheduler<W::Event>,
-    /// The running digest (and optional JSONL) of every handled event.
-    pub trace: Trace,
     events: u64,
 }
 
@@ -104,8 +152,8 @@ impl<W: World> Simulation<W> {
                 now: SimTime::ZERO,
                 queue: EventQueue::with_capacity(1024),
                 stopped: false,
+                trace,
             },
-            trace,
             events: 0,
         }
     }
@@ -124,6 +172,19 @@ impl<W: World> Simulation<W> {
     /// Pending events.
     pub fn pending(&self) -> usize {
         self.sched.queue.len()
+    }
+    /// The trace (record counts).
+    pub fn trace(&self) -> &Trace {
+        &self.sched.trace
+    }
+    /// Record a draw made outside the loop (set-up code), stamped with the current time.
+    pub fn draw(&mut self, r: &TraceRecord) {
+        self.sched.draw(r);
+    }
+    /// The world and the draw sink at the current time, for end-of-run code that draws (an
+    /// accounting interval closed when the run stops).
+    pub fn world_and_draws(&mut self) -> (&mut W, Draws<'_>) {
+        (&mut self.world, self.sched.draws())
     }
 
     /// Handle events until the queue is empty, the world stops, or the next event is later
@@ -146,7 +207,7 @@ impl<W: World> Simulation<W> {
             }
             let (t, ev) = self.sched.queue.pop().expect("peeked");
             self.sched.now = t;
-            self.trace.record(t, &ev.record());
+            self.sched.trace.event(t, &ev.record());
             self.world.handle(t, ev, &mut self.sched);
             self.events += 1;
             if self.sched.stopped {
@@ -156,20 +217,44 @@ impl<W: World> Simulation<W> {
         Stop::Stopped
     }
 
-    /// The digest of the trace so far (64 hex characters).
+    /// The digest of the records so far (64 hex characters): events and draws, no metrics.
+    /// For kernel benchmarks and tests; a model run ends with [`Self::close_with_metrics`].
     pub fn digest_hex(&mut self) -> String {
-        self.trace.digest_hex()
+        self.sched.trace.digest_hex()
     }
 
-    /// Close the trace after a run: flush the JSONL file and take the digest. `end` is the
-    /// current time, which [`Simulation::run_until`] leaves at the horizon when it stops there.
-    pub fn close(&mut self) -> RunEnd {
-        RunEnd {
-            end: self.now(),
-            events: self.events,
-            trace_error: self.trace.finish().err().map(|e| e.to_string()),
-            digest: self.trace.digest_hex(),
+    /// End the run: record the final metric values (`names[i]`, `values[i]`, in metric order)
+    /// as metric records, flush the JSONL file, take the digest, and hand back the world with
+    /// the [`RunEnd`]. This is the only way to get a `RunEnd`, so every model's figures are
+    /// in its digest. Every draw must be recorded before (see [`Self::world_and_draws`]);
+    /// `end` is the current time, which [`Simulation::run_until`] leaves at the horizon when
+    /// it stops there.
+    ///
+    /// Panics if `names` and `values` differ in length (a model bug, not an input error).
+    pub fn close_with_metrics<'a>(
+        mut self,
+        names: impl IntoIterator<Item = &'a str>,
+        values: Vec<f64>,
+    ) -> (W, RunEnd) {
+        let mut n = 0usize;
+        for (i, name) in names.into_iter().enumerate() {
+            let v = *values
+                .get(i)
+                .unwrap_or_else(|| panic!("metric `{name}` has no value"));
+            self.sched.trace.metric(i as u32, name, v);
+            n += 1;
         }
+        assert_eq!(n, values.len(), "more metric values than metric names");
+        let trace = &mut self.sched.trace;
+        let end = RunEnd {
+            end: self.sched.now,
+            events: self.events,
+            trace_error: trace.finish().err().map(|e| e.to_string()),
+            digest: trace.digest_hex(),
+            metrics: values,
+            sealed: Sealed,
+        };
+        (self.world, end)
     }
 }
 

@@ -8,9 +8,9 @@
 pub struct ErlangA {
     /// P(an arrival must wait) = P(N ≥ c).
     pub p_wait: f64,
-    /// P(an arrival abandons) = θ·E[Q]/λ.
+    /// P(an arrival abandons) = θ·E\[Q\]/λ.
     pub p_abandon: f64,
-    /// Mean time in queue over all arrivals (abandoners included) = E[Q]/λ.
+    /// Mean time in queue over all arrivals (abandoners included) = E\[Q\]/λ.
     pub mean_wait_all: f64,
     /// Mean time in queue of the customers served.
     pub mean_wait_served: f64,

@@ -26,6 +26,12 @@
 //!   here, one stack each), the v23 unbuffered-channel send (the returner never blocks here,
 //!   as in v22), dial errors other than ctx expiry.
 //!
+//! Digest (the rule is in [`crate::sim::trace`]): besides the events, each request's draws are
+//! one draw record (`request`, setting, `request`, deadline offset in ns, service time in ns):
+//! the deadline and the setting reach the counters (late completions, timeouts, setting
+//! changes) without being event times. Arrival gaps, dial, setting round trips, wake-ups and
+//! think times are event times.
+//!
 //! Files: [`params`] (every parameter, default and source), [`event`], [`waitlist`] (the list,
 //! `Waiter`, the selection rule), [`world`] (the pool, `wl.mu`, dispatch), [`metrics`],
 //! [`erlang`] (the M/M/c+M closed form the `Fixed` pool is checked against).
@@ -46,8 +52,8 @@ pub use params::{
 pub use waitlist::{Selection, Waiter, WaiterState, Waitlist};
 pub use world::PoolWorld;
 
-use super::{MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::{RunEnd, SimTime};
+use super::{close_run, MetricDef, Model, RunOptions, RunOutput};
+use crate::sim::SimTime;
 
 /// The connpool model.
 pub struct ConnPool;
@@ -67,14 +73,9 @@ pub fn run_detailed(p: &ConnPoolParams, seed: u64, opts: RunOptions) -> ConnPool
     let mut sim = PoolWorld::simulation(p, seed, opts.trace);
     let horizon = sim.world.stages_end() + p.workload.drain;
     sim.run_until(horizon);
-    let RunEnd {
-        end,
-        events,
-        digest,
-        trace_error,
-    } = sim.close();
+    let (end, events) = (sim.now(), sim.events());
     sim.world.finish_run(end);
-    let w = sim.world;
+    let w = &sim.world;
     let stage_s: Vec<f64> = p
         .stages()
         .iter()
@@ -88,18 +89,12 @@ pub fn run_detailed(p: &ConnPoolParams, seed: u64, opts: RunOptions) -> ConnPool
         *last = (span_s - before).max(0.0);
     }
     let values = w.m.values(span_s, &stage_s);
+    let (w, fin) = close_run(sim, &metrics::defs(), values);
     let report = opts
         .report
-        .then(|| report(p, &w.m, &values, &digest, events));
+        .then(|| report(p, &w.m, &fin.metrics, &fin.digest, events));
     ConnPoolRun {
-        output: RunOutput {
-            metrics: values,
-            events,
-            digest,
-            trace_error,
-            report,
-            artifacts: vec![],
-        },
+        output: RunOutput::new(fin, report, vec![]),
         metrics: w.m,
         end,
     }

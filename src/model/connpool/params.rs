@@ -2,7 +2,7 @@
 //!
 //! Sources: `ref §C.x` is `reference/vitess-semantics.md` §C (the real smartconnpool code),
 //! `spec` is `spec/connpool.md`, `seed` is `seeds/001_cf825ae446950e81.txt` (github/vitess-gh
-//! PR #241). Values marked *[inferred]* are modelling choices with no source in the code.
+//! PR #241). Values marked *\[inferred\]* are modelling choices with no source in the code.
 //! Every enum is internally tagged (`kind`) so sweeps can override fields through JSON.
 
 use crate::model::dist::DurationDist;
@@ -86,7 +86,7 @@ pub struct PoolParams {
     #[serde(default = "d_dial")]
     pub dial_latency: DurationDist,
     /// One MySQL round trip for `ResetSetting` or `ApplySetting` (`execOnce`, ref §C.2
-    /// "Setting cost model"). Default 500us *[inferred]*.
+    /// "Setting cost model"). Default 500us *\[inferred\]*.
     #[serde(default = "d_rtt")]
     pub setting_rtt: DurationDist,
     /// `maxAge`: a waiter skipped more than this many times is served next (ref §C.4: 8).
@@ -274,13 +274,7 @@ pub fn exp(mean: SimDuration) -> DurationDist {
 
 /// The mean of a duration distribution, in seconds.
 pub fn mean_s(d: &DurationDist) -> f64 {
-    match d {
-        DurationDist::Fixed { value } => value.as_secs_f64(),
-        DurationDist::Uniform { min, max } => {
-            (min.as_secs_f64() + max.as_secs_f64().max(min.as_secs_f64())) / 2.0
-        }
-        DurationDist::ShiftedExponential { min, mean } => min.as_secs_f64() + mean.as_secs_f64(),
-    }
+    d.mean_s()
 }
 
 impl Default for PoolParams {
@@ -337,6 +331,8 @@ const MAX_CAPACITY: u32 = 100_000;
 const MAX_CLIENTS: u32 = 100_000;
 /// Largest expected number of requests in one run (~10 s of simulation).
 const MAX_REQUESTS: f64 = 1e7;
+/// Events one request can cause at most, for the event estimate.
+pub const EVENTS_PER_REQUEST: f64 = 10.0;
 
 fn err<T>(path: &str, expected: &str) -> Result<T, (String, String)> {
     Err((path.to_string(), expected.to_string()))
@@ -434,6 +430,37 @@ impl ConnPoolParams {
                 *clients as f64 * duration.as_secs_f64() / cycle
             }
         }
+    }
+
+    /// The terms of the events-per-run estimate ([`crate::model::check_events`]): at most
+    /// [`EVENTS_PER_REQUEST`] events a request (arrival, dial, setting change, query, deadline,
+    /// wake-up, three `wl.mu` releases), and the starvation worker's ticks over the stages and
+    /// the drain (it ticks on while a request is in flight, and to the end when none ever
+    /// arrives).
+    pub fn event_terms(&self) -> Vec<crate::model::EventTerm> {
+        let requests_field = match &self.workload.arrivals {
+            Arrivals::OpenLoop { .. } => "workload.arrivals.stages",
+            Arrivals::ClosedLoop { .. } => "workload.arrivals.duration",
+        };
+        let span_s: f64 = self
+            .stages()
+            .iter()
+            .map(|s| s.duration.as_secs_f64())
+            .sum::<f64>()
+            + self.workload.drain.as_secs_f64();
+        let tick = self.pool.starvation_interval.as_secs_f64();
+        vec![
+            (
+                requests_field,
+                "requests x 10 events",
+                EVENTS_PER_REQUEST * self.expected_requests(),
+            ),
+            (
+                "pool.starvation_interval",
+                "starvation ticks ((stages + workload.drain) / pool.starvation_interval)",
+                if tick > 0.0 { span_s / tick } else { 0.0 },
+            ),
+        ]
     }
 
     /// Check what serde cannot. `Err((field path, what was expected))`.
@@ -549,6 +576,6 @@ impl ConnPoolParams {
                 ),
             ));
         }
-        Ok(())
+        crate::model::check_events(&self.event_terms())
     }
 }

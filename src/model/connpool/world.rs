@@ -14,7 +14,7 @@ use super::params::{Arrivals, ConnPoolParams, Variant};
 use super::waitlist::{Waiter, WaiterState, Waitlist, NONE};
 use crate::model::dist::DurationDist;
 use crate::sim::rng::{exponential, stream, uniform01};
-use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
+use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, TraceRecord, World};
 use std::collections::VecDeque;
 
 /// One MySQL connection of the pool.
@@ -110,9 +110,9 @@ impl<T> Mix<T> {
 fn draw_ns(d: &DurationDist, rng: &mut SimRng) -> u64 {
     match d {
         DurationDist::Fixed { value } => value.as_nanos(),
-        DurationDist::ShiftedExponential { min, mean } => {
-            min.as_nanos() + (exponential(rng, mean.as_nanos() as f64) + 0.5) as u64
-        }
+        DurationDist::ShiftedExponential { min, mean } => min
+            .as_nanos()
+            .saturating_add((exponential(rng, mean.as_nanos() as f64) + 0.5) as u64),
         other => other.sample(rng).as_nanos(),
     }
 }
@@ -347,6 +347,15 @@ impl PoolWorld {
         let dl = draw_ns(&self.deadlines.parts[part], &mut self.rng_requests);
         let setting = self.settings.parts[self.settings.pick(&mut self.rng_requests)];
         let service_ns = draw_ns(&self.service, &mut self.rng_requests);
+        // The deadline and setting reach the counters (late, timed out, setting changes)
+        // without being event times of their own: a draw record per request.
+        s.draw(&TraceRecord {
+            component: "request",
+            index: setting as u32,
+            kind: "request",
+            a: dl,
+            b: service_ns,
+        });
         let w = match self.free_waiters.pop() {
             Some(w) => w,
             None => {
@@ -473,7 +482,7 @@ impl PoolWorld {
         let trips = (have != 0) as u32 + (want != 0) as u32;
         let mut d = 0;
         for _ in 0..trips {
-            d += draw_ns(&self.rtt, &mut self.rng_mysql);
+            d = draw_ns(&self.rtt, &mut self.rng_mysql).saturating_add(d);
         }
         self.conns[c as usize].setting = want;
         s.after(SimDuration(d), Event::SettingDone { w });
@@ -578,7 +587,9 @@ impl PoolWorld {
             self.note_depth(now);
             let (nodes, after) = self.critical_section(now, op);
             self.note_depth_after();
-            let hold = self.base_ns + self.per_node_ns * nodes as u64;
+            let hold = self
+                .base_ns
+                .saturating_add(self.per_node_ns.saturating_mul(nodes as u64));
             if hold > 0 {
                 self.m.mutex_busy_ns += hold.min(self.stages_end.0.saturating_sub(now.0));
                 self.mutex.after = Some(after);

@@ -9,7 +9,7 @@ use super::hostgroups::Status;
 use super::params::Latency;
 use super::world::{HostState, ProxysqlWorld};
 use crate::sim::rng::below;
-use crate::sim::{Scheduler, SimRng, SimTime};
+use crate::sim::{Scheduler, SimRng, SimTime, TraceRecord};
 
 /// A statement of a sysbench event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -268,8 +268,18 @@ impl ProxysqlWorld {
         };
         let entry = &mut self.hgm.entries[e];
         let pooled = entry.free + entry.stale;
+        // The server pick and the pooled connection drawn reach the error counters without
+        // an event of their own: a draw record per acquisition that found a server.
+        let index = (c as u32) << 16 | t as u32;
         if pooled > 0 {
             let stale = below(&mut th.rng, pooled as u64) < entry.stale as u64;
+            s.draw(&TraceRecord {
+                component: "session",
+                index,
+                kind: if stale { "pooled_stale" } else { "pooled" },
+                a: e as u64,
+                b: 0,
+            });
             if stale {
                 entry.stale -= 1;
             } else {
@@ -282,6 +292,13 @@ impl ProxysqlWorld {
             });
             return self.run_query(c, t, now, s);
         }
+        s.draw(&TraceRecord {
+            component: "session",
+            index,
+            kind: "connect",
+            a: e as u64,
+            b: 0,
+        });
         let n = &self.p.network;
         let cap = self.rt.cts.min(deadline.since(now));
         let (ok, lat) = match self.hosts[entry.host as usize].state {

@@ -25,7 +25,7 @@
 //!   admin tables after read_only_action]*.
 //! - A statement retried under `query_retries_on_failure` takes a pooled connection like any
 //!   other (possibly another broken one: that is the seed's "one thread hit the dead replica")
-//!   and starts a fresh `max_connect_time` *[inferred]*.
+//!   and starts a fresh `max_connect_time` *\[inferred\]*.
 //! - Not modelled: `default_max_latency_ms` (ping latency), `max_connections`, replication
 //!   lag shuns, idle-connection keep-alive pings (which would clean broken pooled connections
 //!   within `ping_interval_server_msec`), hostgroup locks (9006), prepared statements, and the
@@ -57,10 +57,17 @@
 //!   `connect_retries_on_failure ≤ 5` (each burst exhausts a thread's retries; backend error).
 //!   Both are asserted in `seed3_two_errors_every_two_seconds_with_a_2s_connect_budget`.
 //!   The seed does not print the error text, so which of the two the lab had is unknown.
-//! - Both reproduce the `2,0,2,0` cadence in steady state only (from about [ 26s ] on, once
+//! - Both reproduce the `2,0,2,0` cadence in steady state only (from about \[ 26s \] on, once
 //!   both threads are in step); the first seconds after the kill (the seed's `[ 24s ] err/s
 //!   2.00`, `[ 25s ] 0.00`) depend on where in the wall second the kill fell and are not
 //!   asserted.
+//!
+//! Digest (the rule is in [`crate::sim::trace`]): besides the events, every acquisition that
+//! finds a server is a draw record (`session`, `client << 16 | thread`, `connect` / `pooled` /
+//! `pooled_stale`, entry index): the weighted server pick and the pooled connection drawn
+//! reach the error counters without an event of their own. A wall-clock offset drawn from the
+//! seed is one record at time 0 (`wallclock`, 0, `offset`, ns). Statement latencies and the
+//! Monitor's phases are event times.
 //!
 //! Files: [`params`] (every parameter, default and source), [`event`], [`world`] (state,
 //! actions, dispatch), [`hostgroups`] (HostGroups Manager), [`monitor`], [`client`]
@@ -81,8 +88,8 @@ pub use params::{
 };
 pub use world::ProxysqlWorld;
 
-use super::{MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::{RunEnd, SimTime};
+use super::{close_run, MetricDef, Model, RunOptions, RunOutput};
+use crate::sim::SimTime;
 
 /// The ProxySQL model.
 pub struct Proxysql;
@@ -101,32 +108,21 @@ pub struct ProxysqlRun {
 pub fn run_detailed(p: &ProxysqlParams, seed: u64, opts: RunOptions) -> ProxysqlRun {
     let mut sim = ProxysqlWorld::simulation(p, seed, opts.trace);
     sim.run_until(SimTime::ZERO + p.horizon);
-    let RunEnd {
-        end,
-        events,
-        digest,
-        trace_error,
-    } = sim.close();
+    let end = sim.now();
     sim.world.finish(end);
     let values = metrics::values(&sim.world, end);
+    let (world, fin) = close_run(sim, &metrics::defs(), values);
     let report = opts
         .report
-        .then(|| metrics::report(&sim.world, &values, end, &digest));
+        .then(|| metrics::report(&world, &fin.metrics, end, &fin.digest));
     let artifacts = if opts.report {
-        metrics::artifacts(&sim.world, end)
+        metrics::artifacts(&world, end)
     } else {
         vec![]
     };
     ProxysqlRun {
-        output: RunOutput {
-            metrics: values,
-            events,
-            digest,
-            trace_error,
-            report,
-            artifacts,
-        },
-        world: sim.world,
+        output: RunOutput::new(fin, report, artifacts),
+        world,
         end,
     }
 }

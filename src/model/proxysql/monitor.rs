@@ -1,6 +1,9 @@
 //! The Monitor's ping and read_only loops (ref §1.2, §1.3b, §1.6): a fixed cadence anchored
 //! at each round's start; the checks of one round run concurrently and are post-processed
-//! together when the slowest answers.
+//! together when the slowest answers. Every check ends at its timeout at the latest (a ping
+//! at `ping_timeout`, a new monitor connection at the connect timeout, a read_only check at
+//! `read_only_timeout`), as in `monitor_ping_thread` (lib/MySQL_Monitor.cpp), whatever the
+//! network latencies: a check that reaches its timeout fails.
 
 use super::event::Event;
 use super::hostgroups::Status;
@@ -28,10 +31,18 @@ impl ProxysqlWorld {
                 self.ping_results[h] = None;
                 continue;
             }
+            // A ping fails at `ping_timeout` if it has not answered by then ("timeout during
+            // ping", `monitor_ping_thread` / `monitor_ping_async` in lib/MySQL_Monitor.cpp):
+            // a refused host's error or a live host's answer slower than the timeout ends
+            // there, and a live host that slow fails its ping.
+            let timeout = self.p.monitor.ping_timeout;
             let (ok, lat) = match self.hosts[h].state {
-                HostState::Up => (true, n.monitor_check_latency),
-                HostState::Refused => (false, n.refused_latency),
-                HostState::Dark => (false, self.p.monitor.ping_timeout),
+                HostState::Up => (
+                    n.monitor_check_latency < timeout,
+                    n.monitor_check_latency.min(timeout),
+                ),
+                HostState::Refused => (false, n.refused_latency.min(timeout)),
+                HostState::Dark => (false, timeout),
             };
             slowest = slowest.max(lat);
             self.ping_results[h] = Some(ok);
@@ -97,25 +108,36 @@ impl ProxysqlWorld {
             }
             let pooled = host.mon_conn.is_some();
             let fresh = host.mon_conn == Some(host.epoch);
+            let ro_timeout = self.p.monitor.read_only_timeout;
             let (res, lat) = match host.state {
                 HostState::Up if pooled && !fresh => {
                     host.mon_conn = None;
-                    (RoResult::Other, n.dead_connection_latency)
+                    (RoResult::Other, n.dead_connection_latency.min(ro_timeout))
                 }
+                // A new connection is bounded by the connect timeout and the check by
+                // `read_only_timeout`; either one running out is a timeout-class failure.
+                HostState::Up if !pooled && n.connect_latency >= mct => (RoResult::Timeout, mct),
                 HostState::Up => {
-                    let lat = if pooled {
-                        n.monitor_check_latency
+                    let connect = if pooled {
+                        SimDuration::ZERO
                     } else {
-                        n.connect_latency + n.monitor_check_latency
+                        n.connect_latency
                     };
                     host.mon_conn = Some(host.epoch);
-                    (RoResult::Value(host.read_only), lat)
+                    if n.monitor_check_latency >= ro_timeout {
+                        (RoResult::Timeout, connect + ro_timeout)
+                    } else {
+                        (
+                            RoResult::Value(host.read_only),
+                            connect + n.monitor_check_latency,
+                        )
+                    }
                 }
                 HostState::Refused if pooled => {
                     host.mon_conn = None;
-                    (RoResult::Other, n.dead_connection_latency)
+                    (RoResult::Other, n.dead_connection_latency.min(ro_timeout))
                 }
-                HostState::Refused => (RoResult::Timeout, n.refused_latency),
+                HostState::Refused => (RoResult::Timeout, n.refused_latency.min(mct)),
                 HostState::Dark if pooled => {
                     host.mon_conn = None;
                     (RoResult::Timeout, self.p.monitor.read_only_timeout)

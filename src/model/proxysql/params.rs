@@ -2,7 +2,7 @@
 //!
 //! Sources: `ref §X` is `reference/proxysql-and-poller.md` Part 1 (ProxySQL v2.7.2-14,
 //! commit 5cc418bb), `spec` is `spec/proxysql.md`, `seed` is `seeds/003_d6dee235aba14d48.txt`.
-//! Values marked *[inferred]* are in no code: a reading of runtime behaviour or a modelling
+//! Values marked *\[inferred\]* are in no code: a reading of runtime behaviour or a modelling
 //! choice. Every enum is internally tagged (`kind`) so sweeps can override it through JSON.
 
 use crate::sim::rng::{exponential, standard_normal};
@@ -42,7 +42,7 @@ pub struct ProxysqlParams {
     #[serde(default)]
     pub wall_clock_offset: Option<SimDuration>,
     /// A gap longer than this without a successful read (read-only clients) is a read outage.
-    /// Default 100ms *[inferred]*: a healthy client completes a read every ~0.2 ms.
+    /// Default 100ms *\[inferred\]*: a healthy client completes a read every ~0.2 ms.
     #[serde(default = "d_outage_gap")]
     pub outage_gap: SimDuration,
     /// Length of the run.
@@ -200,7 +200,7 @@ pub struct Variables {
     pub query_retries_on_failure: u32,
 }
 
-/// Latencies *[inferred]*: a docker bridge on one host.
+/// Latencies *\[inferred\]*: a docker bridge on one host.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkParams {
@@ -208,7 +208,8 @@ pub struct NetworkParams {
     #[serde(default = "d_1ms")]
     pub connect_latency: SimDuration,
     /// A connect to a killed container fails after this: its DNS name is gone ("Unknown
-    /// server host 'mysql-3' (-2)", seed). Default 2ms.
+    /// server host 'mysql-3' (-2)", seed). Default 2ms. A session's connect ends at
+    /// `connect_timeout_server` and a Monitor check at its timeout if this is longer.
     #[serde(default = "d_2ms")]
     pub refused_latency: SimDuration,
     /// A statement on a connection whose server died or restarted fails after this
@@ -292,7 +293,7 @@ pub struct ClientParams {
     /// `--skip-trx`: no BEGIN/COMMIT, every statement autocommits.
     #[serde(default)]
     pub skip_trx: bool,
-    /// Per-statement latency. Default lognormal, median 200 µs, sigma 0.5 *[inferred]*: gives
+    /// Per-statement latency. Default lognormal, median 200 µs, sigma 0.5 *\[inferred\]*: gives
     /// ~880 tps for 4 read/write threads and ~740 tps for 2 read-only threads (seed: 640–1066
     /// and 520–912).
     #[serde(default = "d_latency")]
@@ -423,6 +424,93 @@ pub const SETTABLE: &[&str] = &[
     "mysql-connect_timeout_server_max",
 ];
 
+/// ProxySQL's own ranges of the `mysql-*` variables the model reads, as `(variable, min,
+/// max)` in ProxySQL's units (milliseconds for durations, except the `_sec` one). From
+/// `MySQL_Threads_Handler::get_variables_list()` in `lib/MySQL_Thread.cpp` (sysown/proxysql
+/// v2.7, commit 5cc418bb): `VariablesPointers_int["connect_retries_on_failure"] =
+/// make_tuple(&variables.connect_retries_on_failure, 0, 1000, false)` and so on, which
+/// `MySQL_Threads_Handler::set_variable` enforces: a value outside `[min, max]` is refused and
+/// the variable keeps its value. The model refuses it at validation, in the static `variables`
+/// and `monitor` blocks and in `SetVariable` actions alike. One bound is the model's own:
+/// `connect_retries_delay` must be at least 1 ms (ProxySQL takes 0, but the simulated session
+/// would then retry without time passing; sub-millisecond values do not exist there).
+pub const PROXYSQL_RANGES: &[(&str, u64, u64)] = &[
+    ("mysql-shun_on_failures", 0, 10_000_000),
+    ("mysql-shun_recovery_time_sec", 0, 31_536_000),
+    ("mysql-unshun_algorithm", 0, 1),
+    ("mysql-connect_retries_on_failure", 0, 1_000),
+    ("mysql-connect_retries_delay", 0, 10_000),
+    ("mysql-connect_timeout_server", 10, 120_000),
+    ("mysql-connect_timeout_server_max", 10, 3_600_000),
+    ("mysql-query_retries_on_failure", 0, 1_000),
+    ("mysql-monitor_connect_timeout", 100, 600_000),
+    ("mysql-monitor_ping_interval", 100, 604_800_000),
+    ("mysql-monitor_ping_timeout", 100, 600_000),
+    ("mysql-monitor_ping_max_failures", 1, 1_000_000),
+    ("mysql-monitor_read_only_interval", 100, 604_800_000),
+    ("mysql-monitor_read_only_timeout", 100, 600_000),
+    ("mysql-monitor_read_only_max_timeout_count", 1, 1_000_000),
+];
+
+/// Where [`PROXYSQL_RANGES`] come from, for error messages.
+const RANGES_SOURCE: &str = "lib/MySQL_Thread.cpp, MySQL_Threads_Handler::get_variables_list";
+
+/// `(min, max)` of `variable` in [`PROXYSQL_RANGES`], with the model's own floor of 1 ms on
+/// `mysql-connect_retries_delay`.
+pub fn proxysql_range(variable: &str) -> Option<(u64, u64)> {
+    let (_, lo, hi) = PROXYSQL_RANGES.iter().find(|r| r.0 == variable)?;
+    let lo = if variable == "mysql-connect_retries_delay" {
+        1
+    } else {
+        *lo
+    };
+    Some((lo, *hi))
+}
+
+/// A value of a [`PROXYSQL_RANGES`] variable as the model holds it.
+#[derive(Clone, Copy)]
+enum Setting {
+    /// A count (or seconds, for `_sec`).
+    Count(u64),
+    /// A duration (milliseconds in ProxySQL).
+    Millis(SimDuration),
+}
+
+/// `(field, expected)` when `value` of `variable` is outside its range.
+fn out_of_range(variable: &str, value: Setting) -> Option<String> {
+    let (lo, hi) = proxysql_range(variable).expect("a ranged variable");
+    let src = RANGES_SOURCE;
+    match value {
+        Setting::Count(n) => (!(lo..=hi).contains(&n)).then(|| {
+            format!("an integer from {lo} to {hi} (ProxySQL's range for {variable}, {src})")
+        }),
+        Setting::Millis(d) => {
+            let ns = d.as_nanos() as u128;
+            let ok = ns >= lo as u128 * 1_000_000 && ns <= hi as u128 * 1_000_000;
+            (!ok).then(|| {
+                let (_, proxysql_lo, _) = PROXYSQL_RANGES
+                    .iter()
+                    .find(|r| r.0 == variable)
+                    .expect("a ranged variable");
+                let note = if *proxysql_lo != lo {
+                    format!(
+                        "; ProxySQL also takes {proxysql_lo} ms, which would retry without \
+                         time passing here"
+                    )
+                } else {
+                    String::new()
+                };
+                format!(
+                    "a duration from {} to {} (ProxySQL's range for {variable} is \
+                     {proxysql_lo} to {hi} ms, {src}{note})",
+                    SimDuration::from_millis(lo),
+                    SimDuration::from_millis(hi)
+                )
+            })
+        }
+    }
+}
+
 fn err<T>(f: impl Into<String>, m: impl Into<String>) -> Result<T, (String, String)> {
     Err((f.into(), m.into()))
 }
@@ -483,21 +571,87 @@ impl ProxysqlParams {
             }
         }
         let m = &self.monitor;
-        for (f, d) in [
-            ("monitor.ping_interval", m.ping_interval),
-            ("monitor.ping_timeout", m.ping_timeout),
-            ("monitor.read_only_interval", m.read_only_interval),
-            ("monitor.read_only_timeout", m.read_only_timeout),
+        let v = &self.variables;
+        for (field, variable, value) in [
+            (
+                "monitor.ping_interval",
+                "mysql-monitor_ping_interval",
+                Setting::Millis(m.ping_interval),
+            ),
+            (
+                "monitor.ping_timeout",
+                "mysql-monitor_ping_timeout",
+                Setting::Millis(m.ping_timeout),
+            ),
+            (
+                "monitor.ping_max_failures",
+                "mysql-monitor_ping_max_failures",
+                Setting::Count(m.ping_max_failures as u64),
+            ),
+            (
+                "monitor.connect_timeout",
+                "mysql-monitor_connect_timeout",
+                Setting::Millis(m.connect_timeout),
+            ),
+            (
+                "monitor.read_only_interval",
+                "mysql-monitor_read_only_interval",
+                Setting::Millis(m.read_only_interval),
+            ),
+            (
+                "monitor.read_only_timeout",
+                "mysql-monitor_read_only_timeout",
+                Setting::Millis(m.read_only_timeout),
+            ),
+            (
+                "monitor.read_only_max_timeout_count",
+                "mysql-monitor_read_only_max_timeout_count",
+                Setting::Count(m.read_only_max_timeout_count as u64),
+            ),
+            (
+                "variables.shun_on_failures",
+                "mysql-shun_on_failures",
+                Setting::Count(v.shun_on_failures as u64),
+            ),
+            (
+                "variables.shun_recovery_time_sec",
+                "mysql-shun_recovery_time_sec",
+                Setting::Count(v.shun_recovery_time_sec as u64),
+            ),
+            (
+                "variables.unshun_algorithm",
+                "mysql-unshun_algorithm",
+                Setting::Count(v.unshun_algorithm as u64),
+            ),
+            (
+                "variables.connect_retries_on_failure",
+                "mysql-connect_retries_on_failure",
+                Setting::Count(v.connect_retries_on_failure as u64),
+            ),
+            (
+                "variables.connect_retries_delay",
+                "mysql-connect_retries_delay",
+                Setting::Millis(v.connect_retries_delay),
+            ),
+            (
+                "variables.connect_timeout_server",
+                "mysql-connect_timeout_server",
+                Setting::Millis(v.connect_timeout_server),
+            ),
+            (
+                "variables.connect_timeout_server_max",
+                "mysql-connect_timeout_server_max",
+                Setting::Millis(v.connect_timeout_server_max),
+            ),
+            (
+                "variables.query_retries_on_failure",
+                "mysql-query_retries_on_failure",
+                Setting::Count(v.query_retries_on_failure as u64),
+            ),
         ] {
-            if d < SimDuration::from_millis(100) {
-                return err(f, "at least 100ms (ProxySQL's range)");
+            if let Some(expected) = out_of_range(variable, value) {
+                return err(field, expected);
             }
-        }
-        if m.ping_max_failures == 0 {
-            return err("monitor.ping_max_failures", "at least 1");
-        }
-        if m.read_only_max_timeout_count == 0 {
-            return err("monitor.read_only_max_timeout_count", "at least 1");
         }
         if let LoopPhase::Fixed { ping, read_only } = &m.phase {
             if *ping >= m.ping_interval {
@@ -509,22 +663,6 @@ impl ProxysqlParams {
                     "an offset < monitor.read_only_interval",
                 );
             }
-        }
-        let v = &self.variables;
-        if v.connect_timeout_server < SimDuration::from_millis(10) {
-            return err("variables.connect_timeout_server", "at least 10ms");
-        }
-        if v.connect_timeout_server_max < SimDuration::from_millis(10) {
-            return err("variables.connect_timeout_server_max", "at least 10ms");
-        }
-        if v.connect_retries_delay == SimDuration::ZERO {
-            return err(
-                "variables.connect_retries_delay",
-                "a duration > 0 (0 would busy-loop the simulated session)",
-            );
-        }
-        if v.unshun_algorithm > 1 {
-            return err("variables.unshun_algorithm", "0 or 1");
         }
         let n = &self.network;
         for (f, d) in [
@@ -600,20 +738,26 @@ impl ProxysqlParams {
                         "'true'/'false' or an integer, as ProxySQL's admin takes it",
                     );
                 }
-                // As the static `variables`: a timeout under 10 ms busy-loops the session (0
-                // never ends a run), and a huge one overflows its nanoseconds; 1 h is far
-                // beyond any real setting. Counts are u32 fields: larger values would wrap.
-                let n = value.parse::<u64>().unwrap_or(0);
-                let bad = match name.as_str() {
-                    "mysql-connect_timeout_server" | "mysql-connect_timeout_server_max" => {
-                        (!(10..=3_600_000).contains(&n))
-                            .then_some("milliseconds from 10 to 3600000 (1 h)")
+                // The ranges of the static `variables` (ProxySQL's own, see PROXYSQL_RANGES):
+                // a 0 ms connect budget busy-looped the run, a u64 of milliseconds overflowed
+                // its nanoseconds, and retries = 4294967295 wrapped the shun threshold to 0.
+                if name != "mysql-monitor_writer_is_also_reader" {
+                    let n = value.parse::<u64>().expect("checked above");
+                    let (lo, hi) = proxysql_range(name).expect("a ranged variable");
+                    if !(lo..=hi).contains(&n) {
+                        let unit = if name.starts_with("mysql-connect_timeout") {
+                            " (milliseconds)"
+                        } else {
+                            ""
+                        };
+                        return err(
+                            format!("actions[{i}].action.value"),
+                            format!(
+                                "an integer from {lo} to {hi}{unit} (ProxySQL's range for \
+                                 {name}, {RANGES_SOURCE})"
+                            ),
+                        );
                     }
-                    "mysql-monitor_writer_is_also_reader" => None,
-                    _ => (n > u32::MAX as u64).then_some("an integer at most 4294967295"),
-                };
-                if let Some(expected) = bad {
-                    return err(format!("actions[{i}].action.value"), expected);
                 }
             }
             if a.at > self.horizon {
@@ -642,7 +786,56 @@ impl ProxysqlParams {
                 ),
             );
         }
-        Ok(())
+        crate::model::check_events(&self.event_terms())
+    }
+
+    /// The terms of the events-per-run estimate ([`crate::model::check_events`]):
+    /// - statements: one step a statement, threads x (horizon − start) / mean latency;
+    /// - retry loops: a thread that finds no server, or only dead ones, takes a step (and a
+    ///   failed connect) every `connect_retries_delay`: 2 x threads x (horizon − start) /
+    ///   `connect_retries_delay`, whatever the latency (a 1 ns delay ran for minutes);
+    /// - the Monitor: two events a ping round and two a read_only round over the horizon;
+    /// - one event a scripted action.
+    pub fn event_terms(&self) -> Vec<crate::model::EventTerm> {
+        let h = self.horizon.as_secs_f64();
+        let (mut statements, mut retries) = (0.0, 0.0);
+        for c in &self.clients {
+            let busy = (h - c.start_at.as_secs_f64()).max(0.0);
+            statements += c.threads as f64 * busy / c.latency.mean_s().max(1e-6);
+            retries +=
+                2.0 * c.threads as f64 * busy / self.variables.connect_retries_delay.as_secs_f64();
+        }
+        let m = &self.monitor;
+        let (monitor, monitor_field) = if m.enabled {
+            let ping = 2.0 * h / m.ping_interval.as_secs_f64();
+            let ro = 2.0 * h / m.read_only_interval.as_secs_f64();
+            let field = if ping >= ro {
+                "monitor.ping_interval"
+            } else {
+                "monitor.read_only_interval"
+            };
+            (ping + ro, field)
+        } else {
+            (0.0, "monitor.enabled")
+        };
+        vec![
+            (
+                "horizon",
+                "statements (threads x horizon / mean latency)",
+                statements,
+            ),
+            (
+                "variables.connect_retries_delay",
+                "connect retry steps (2 x threads x horizon / connect_retries_delay)",
+                retries,
+            ),
+            (
+                monitor_field,
+                "Monitor rounds (2 x horizon / each interval)",
+                monitor,
+            ),
+            ("actions", "scripted actions", self.actions.len() as f64),
+        ]
     }
 }
 

@@ -7,7 +7,7 @@ use super::event::Event;
 use super::hostgroups::{HostGroups, PickStats, Status};
 use super::params::{Action, LoopPhase, ProxysqlParams};
 use crate::sim::rng::{stream, uniform01};
-use crate::sim::{Scheduler, SimDuration, SimTime, Simulation, Trace, World};
+use crate::sim::{Scheduler, SimDuration, SimTime, Simulation, Trace, TraceRecord, World};
 
 /// What a connect to a host meets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +57,8 @@ pub struct Runtime {
 impl Runtime {
     /// Connect errors in one second that shun: `min(shun_on_failures, retries + 1)`.
     pub fn shun_threshold(&self) -> u32 {
-        self.shun_on_failures.min(self.connect_retries + 1)
+        self.shun_on_failures
+            .min(self.connect_retries.saturating_add(1))
     }
     /// `max_wait_sec` of the (normal, desperate) unshun paths (`MyHGC.cpp:117-260`).
     pub fn unshun_waits(&self) -> (i64, i64) {
@@ -141,7 +142,7 @@ impl ProxysqlWorld {
     /// Wall-clock second of `t` (`time(NULL)`).
     #[inline]
     pub fn wall(&self, t: SimTime) -> i64 {
-        ((t.0 + self.wall_offset) / 1_000_000_000) as i64
+        (t.0.saturating_add(self.wall_offset) / 1_000_000_000) as i64
     }
 
     /// A primed simulation.
@@ -166,6 +167,7 @@ impl ProxysqlWorld {
                 mon_conn: None,
             })
             .collect();
+        let wall_drawn = p.wall_clock_offset.is_none();
         let wall_offset = match p.wall_clock_offset {
             Some(d) => d.as_nanos() % 1_000_000_000,
             None => (uniform01(&mut stream(seed, "wallclock", 0)) * 1e9) as u64,
@@ -240,6 +242,16 @@ impl ProxysqlWorld {
             p: p.clone(),
         };
         let mut sim = Simulation::with_trace(world, trace);
+        if wall_drawn {
+            // The offset moves every wall-second bucket (shuns, err/s) without being an event.
+            sim.draw(&TraceRecord {
+                component: "wallclock",
+                index: 0,
+                kind: "offset",
+                a: wall_offset,
+                b: 0,
+            });
+        }
         if p.monitor.enabled {
             let (ping, ro) = match &p.monitor.phase {
                 LoopPhase::Fixed { ping, read_only } => (*ping, *read_only),

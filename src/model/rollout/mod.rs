@@ -36,6 +36,15 @@
 //! which ends at the last re-discovery, so compare errors per rollout across gates rather than
 //! goodput.
 //!
+//! Digest (the rule is in [`crate::sim::trace`]): besides the events, the draw records are the
+//! Fast-mode Poisson counts, one per closed read or write interval of a (vtgate, shard) route
+//! (`workload`, route `g × shards + shard`, `reads_ok` / `reads_dead` / `reads_none` /
+//! `writes_ok` / `writes_outage`, count, interval length in ns), those of the intervals closed
+//! when the run stops included, and in per-query mode the shard each query picks when there
+//! are several (`workload`, vtgate, `shard`, shard). Every other draw (phases, jitter, tablet
+//! and operator durations, replica order, PRS candidate) is an event time or shows in an
+//! event (`Drain { tablet }`, `HealthPush { primary }`).
+//!
 //! Files: [`params`] (every parameter, default and source), [`event`], [`world`] (state and
 //! dispatch), [`tablet`], [`vtgate`], [`operator`], [`workload`], [`metrics`].
 
@@ -55,8 +64,8 @@ pub use params::{
 };
 pub use world::{Exposure, RestartRec, RolloutWorld};
 
-use super::{MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::{RunEnd, SimTime};
+use super::{close_run, MetricDef, Model, RunOptions, RunOutput};
+use crate::sim::SimTime;
 
 /// The rollout model.
 pub struct Rollout;
@@ -96,29 +105,19 @@ impl RolloutRun {
 pub fn run_detailed(p: &RolloutParams, seed: u64, opts: RunOptions) -> RolloutRun {
     let mut sim = RolloutWorld::simulation(p, seed, opts.trace);
     sim.run_until(SimTime::ZERO + p.horizon);
-    let RunEnd {
-        end,
-        events,
-        digest,
-        trace_error,
-    } = sim.close();
-    sim.world.finish(end);
+    let (end, events) = (sim.now(), sim.events());
+    // The open intervals close with Poisson draws: before the digest is taken.
+    let (w, mut draws) = sim.world_and_draws();
+    w.finish(&mut draws);
     let w = &sim.world;
     let bursts = metrics::bursts(&w.exposures, p.workload.burst_merge_gap);
     let values = metrics::values(w, &bursts, end, events);
+    let (w, fin) = close_run(sim, &metrics::defs(), values);
     let report = opts
         .report
-        .then(|| metrics::report(w, &bursts, &values, &digest));
-    let w = sim.world;
+        .then(|| metrics::report(&w, &bursts, &fin.metrics, &fin.digest));
     RolloutRun {
-        output: RunOutput {
-            metrics: values,
-            events,
-            digest,
-            trace_error,
-            report,
-            artifacts: vec![],
-        },
+        output: RunOutput::new(fin, report, vec![]),
         restarts: w.restarts,
         exposures: w.exposures,
         bursts,

@@ -108,7 +108,7 @@ impl RolloutWorld {
         self.tablets[old].serving = false;
         self.push_health(now, old, s);
         for g in 0..self.m() {
-            self.reevaluate(now, g, shard);
+            self.reevaluate(now, g, shard, s);
         }
         s.after(
             d,
@@ -145,7 +145,7 @@ impl RolloutWorld {
                     },
                 );
             }
-            self.reevaluate(now, g, shard);
+            self.reevaluate(now, g, shard, s);
         }
         let op = &mut self.shard_ops[shard];
         op.restarted.push(old as u16);

@@ -1,7 +1,7 @@
 //! Parameters of the rollout model, with their real defaults and where each comes from.
 //!
 //! Sources are cited as `ref §X` (`reference/vitess-semantics.md`), `spec` (`spec/rollout.md`)
-//! and `seed` (`seeds/000_baaf1458e77f4857.txt`). Values marked *[inferred]* are not in any
+//! and `seed` (`seeds/000_baaf1458e77f4857.txt`). Values marked *\[inferred\]* are not in any
 //! code; they are the reference's reading of runtime behaviour, or a modelling choice.
 //!
 //! Every enum is internally tagged (`kind`), so a sweep can override a field through a JSON
@@ -69,7 +69,7 @@ pub struct VtgateParams {
     #[serde(default = "d_50ms")]
     pub health_stream_delay: SimDuration,
     /// From `AddTablet` to the first health response (dial + one RTT; the tablet sends its
-    /// state on subscribe, ref §B.2 "Tablet side"). Default 10ms *[inferred]*.
+    /// state on subscribe, ref §B.2 "Tablet side"). Default 10ms *\[inferred\]*.
     #[serde(default = "d_10ms")]
     pub first_health_delay: SimDuration,
     /// `--healthcheck_retry_delay`: first reconnect backoff, doubling after each failure
@@ -135,16 +135,16 @@ pub enum Phase {
 pub struct TabletParams {
     /// From SIGTERM (tablet stops serving at once, ref §B.3) to the pod being gone: lameduck
     /// 50 ms + `shutdown_grace_period` ≤ 3 s + mysqld shutdown (ref §B.3, §D "pod object
-    /// gone: variable"). Default Uniform(3s, 10s) *[inferred]*.
+    /// gone: variable"). Default Uniform(3s, 10s) *\[inferred\]*.
     #[serde(default = "d_drain_grace")]
     pub drain_grace: DurationDist,
     /// From the old pod being gone to the new vttablet writing its new address in the topology
     /// (`initTablet` runs early, ref §B.1 "Important for restarts"): scheduling, image, mysqld
-    /// start. Default 10s + Exp(mean 10s) *[inferred]*.
+    /// start. Default 10s + Exp(mean 10s) *\[inferred\]*.
     #[serde(default = "d_restart")]
     pub restart: DurationDist,
     /// From the address being published to the tablet serving (restore, replication init;
-    /// ref §D t_s ≥ t_w). Default Uniform(2s, 8s) *[inferred]*.
+    /// ref §D t_s ≥ t_w). Default Uniform(2s, 8s) *\[inferred\]*.
     #[serde(default = "d_serve_after")]
     pub serving_after_publish: DurationDist,
     /// Kubernetes readiness probe period of the vttablet container (`/healthz`; the operator
@@ -179,7 +179,7 @@ pub struct OperatorParams {
     pub tablet_available_timeout: SimDuration,
     /// From Available (or PRS end) to the next tablet's SIGTERM: release, drain started, ack,
     /// finish, delete are 4-5 controller round trips (ref §A.2 "Controller step latency":
-    /// sub-second to a few seconds). Default Uniform(500ms, 3s) *[inferred]*.
+    /// sub-second to a few seconds). Default Uniform(500ms, 3s) *\[inferred\]*.
     #[serde(default = "d_step")]
     pub step_latency: DurationDist,
     /// The order in which a shard's replicas restart (ref §A.2 step 3(b): a Go map walk, random).
@@ -191,7 +191,7 @@ pub struct OperatorParams {
     pub prs_candidate: PrsCandidate,
     /// PlannedReparentShard duration: from the old primary stopping serving as primary to the
     /// new one serving (candidate query ≤ 2 s, PRS ≤ 30 s, ref §A.2). Default Uniform(1s, 5s)
-    /// *[inferred]*.
+    /// *\[inferred\]*.
     #[serde(default = "d_prs")]
     pub prs_duration: DurationDist,
     /// How long the demoted primary serves as a REPLICA before its SIGTERM (one more drain pass
@@ -246,7 +246,7 @@ pub struct WorkloadParams {
     /// seed's burst sizes.
     #[serde(default = "d_reads")]
     pub replica_read_rps: f64,
-    /// Primary writes per second through each vtgate (Poisson). Default 10 *[illustrative]*.
+    /// Primary writes per second through each vtgate (Poisson). Default 10 *\[illustrative\]*.
     #[serde(default = "d_writes")]
     pub primary_write_rps: f64,
     /// Fast (Poisson counts over state intervals) or per-query (one event per query).
@@ -560,6 +560,84 @@ impl RolloutParams {
                 ),
             ));
         }
-        Ok(())
+        // Each poll diffs every tablet record: not events, but the same kind of work.
+        if polls * tablets as f64 > 1e10 {
+            return Err((
+                "horizon".into(),
+                format!(
+                    "at most 1e10 tablet-record diffs (topology polls x tablets); found {:.3e}",
+                    polls * tablets as f64
+                ),
+            ));
+        }
+        crate::model::check_events(&self.event_terms())
+    }
+
+    /// The terms of the events-per-run estimate ([`crate::model::check_events`]), each an
+    /// upper estimate over the whole horizon (a run usually stops when the rollout and the
+    /// re-discoveries are done, long before it):
+    /// - topology polls: vtgates x (horizon / `tablet_refresh_interval` + 1);
+    /// - per-query mode: (reads + writes per second) x vtgates x horizon;
+    /// - readiness flaps (a flap and the Ready after it) while pods wait for Available:
+    ///   2 x tablets x flaps per second x horizon;
+    /// - health-check dials per (vtgate, tablet) and restart: the doubling backoff from
+    ///   `health_check_retry_delay` to its cap `healthcheck_timeout`, then one dial per cap
+    ///   over the mean wait for the new process (`serving_after_publish`), twice (a poll and a
+    ///   reconnect may each start a chain);
+    /// - the restart events themselves: tablets x (16 + 2 x vtgates) (drain, down, publish,
+    ///   serve, ready, available, release, PRS, health pushes, a shard reload and a first dial
+    ///   per vtgate).
+    pub fn event_terms(&self) -> Vec<crate::model::EventTerm> {
+        let m = self.vtgates as f64;
+        let tablets = self.shards as f64 * (self.replicas_per_shard as f64 + 1.0);
+        let h = self.horizon.as_secs_f64();
+        let v = &self.vtgate;
+        let polls = m * (h / v.tablet_refresh_interval.as_secs_f64() + 1.0);
+        let w = &self.workload;
+        let queries = if w.mode == WorkloadMode::PerQuery {
+            (w.replica_read_rps + w.primary_write_rps) * m * h
+        } else {
+            0.0
+        };
+        let query_field = if w.replica_read_rps >= w.primary_write_rps {
+            "workload.replica_read_rps"
+        } else {
+            "workload.primary_write_rps"
+        };
+        let flaps = 2.0 * tablets * self.tablets.readiness_flaps_per_hour / 3600.0 * h;
+        let first = v.health_check_retry_delay.as_secs_f64();
+        let cap = v.healthcheck_timeout.as_secs_f64();
+        let doublings = (cap / first).log2().max(0.0) + 2.0;
+        let wait = self.tablets.serving_after_publish.mean_s();
+        let dials = 2.0 * m * tablets * (doublings + wait / cap);
+        let restarts = tablets * (16.0 + 2.0 * m);
+        vec![
+            (
+                "horizon",
+                "topology polls (vtgates x horizon / vtgate.tablet_refresh_interval)",
+                polls,
+            ),
+            (
+                query_field,
+                "per-query reads and writes (rate x vtgates x horizon)",
+                queries,
+            ),
+            (
+                "tablets.readiness_flaps_per_hour",
+                "readiness flaps (tablets x rate x horizon, two events each)",
+                flaps,
+            ),
+            (
+                "vtgate.healthcheck_timeout",
+                "health-check dials (vtgates x tablets x the reconnect backoff over \
+                 tablets.serving_after_publish)",
+                dials,
+            ),
+            (
+                "vtgates",
+                "restart events (tablets x (16 + 2 x vtgates))",
+                restarts,
+            ),
+        ]
     }
 }

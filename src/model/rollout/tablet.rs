@@ -32,7 +32,7 @@ impl RolloutWorld {
             return if period == 0 { x } else { o };
         }
         let k = (x.0 - o.0).div_ceil(period);
-        SimTime(o.0 + k * period)
+        SimTime(o.0.saturating_add(k.saturating_mul(period)))
     }
 
     /// SIGTERM: the tablet rejects new queries at once and `tm.Close` clears its record.
@@ -63,7 +63,7 @@ impl RolloutWorld {
         tab.record = NONE;
         self.push_health(now, t, s);
         for g in 0..m {
-            self.reevaluate(now, g, shard as usize);
+            self.reevaluate(now, g, shard as usize, s);
         }
         let d = self.p.tablets.drain_grace.sample(self.tablets[t].rng.get());
         s.after(d, Event::Down { tablet: t as u16 });
@@ -95,14 +95,7 @@ impl RolloutWorld {
             v.serving = false;
             if keep {
                 // Backoff 2 ms, 4 ms, ... capped: the first attempt at or after the new process.
-                let (mut at, mut delay) = (now.0, first);
-                loop {
-                    at += delay;
-                    delay = (delay * 2).min(cap);
-                    if at >= publish_at.0 {
-                        break;
-                    }
-                }
+                let (at, delay) = first_attempt_at_or_after(now.0, first, cap, publish_at.0);
                 v.gen += 1;
                 v.backoff = delay;
                 s.at(
@@ -114,7 +107,7 @@ impl RolloutWorld {
                     },
                 );
             }
-            self.reevaluate(now, g, shard);
+            self.reevaluate(now, g, shard, s);
         }
     }
 
@@ -155,7 +148,7 @@ impl RolloutWorld {
         self.restarts[r].serving_at = now;
         self.push_health(now, t, s);
         for g in 0..self.m() {
-            self.reevaluate(now, g, shard);
+            self.reevaluate(now, g, shard, s);
             self.check_discovery(now, g, t);
         }
         let ready = self.probe_at_or_after(t, now);
@@ -237,5 +230,68 @@ impl RolloutWorld {
         self.restarts[r].available_at = now;
         let shard = self.tablets[t].shard as usize;
         self.step_done(now, shard, s);
+    }
+}
+
+/// The reconnect attempts of a health check from `start`: the first after `first` ns, each
+/// next delay doubled up to `cap` (`first <= cap`). Returns the first attempt time at or after
+/// `target` and the delay after it, as stepping attempt by attempt would, in at most 64
+/// doublings and one division (a 1 ns cap over a 10 s wait was 1e10 steps).
+pub fn first_attempt_at_or_after(start: u64, first: u64, cap: u64, target: u64) -> (u64, u64) {
+    let (mut at, mut delay) = (start, first);
+    loop {
+        at = at.saturating_add(delay);
+        delay = delay.saturating_mul(2).min(cap);
+        if at >= target {
+            return (at, delay);
+        }
+        if delay == cap {
+            // Every later step adds `cap`: jump to the first one at or after `target`.
+            let k = (target - at).div_ceil(cap);
+            return (at.saturating_add(k.saturating_mul(cap)), cap);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_attempt_at_or_after;
+
+    #[test]
+    fn the_closed_form_backoff_is_the_stepped_one() {
+        let stepped = |start: u64, first: u64, cap: u64, target: u64| {
+            let (mut at, mut delay) = (start, first);
+            loop {
+                at += delay;
+                delay = (delay * 2).min(cap);
+                if at >= target {
+                    return (at, delay);
+                }
+            }
+        };
+        for (first, cap) in [
+            (1, 1),
+            (2, 7),
+            (3, 3),
+            (5, 1000),
+            (2_000_000, 60_000_000_000),
+        ] {
+            for start in [0u64, 17, 1_000_000] {
+                // (Stepping takes dt / cap steps: keep it small for the small caps.)
+                let far = if cap > 1_000_000 {
+                    12_345_678_901
+                } else {
+                    1_000_001
+                };
+                for dt in [0u64, 1, 2, 3, 10, 999, 1_000_000, far] {
+                    let target = start + dt;
+                    assert_eq!(
+                        first_attempt_at_or_after(start, first, cap, target),
+                        stepped(start, first, cap, target),
+                        "first {first} cap {cap} start {start} target {target}"
+                    );
+                }
+            }
+        }
     }
 }

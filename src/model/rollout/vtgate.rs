@@ -15,7 +15,7 @@
 
 use super::event::Event;
 use super::world::{RolloutWorld, NONE};
-use crate::sim::{Scheduler, SimTime};
+use crate::sim::{Scheduler, SimDuration, SimTime};
 
 impl RolloutWorld {
     /// A full `loadTablets`.
@@ -66,7 +66,7 @@ impl RolloutWorld {
         v.backoff = retry;
         let gen = v.gen;
         let shard = self.tablets[t].shard as usize;
-        self.reevaluate(now, g, shard);
+        self.reevaluate(now, g, shard, s);
         if rec != NONE {
             // Always through an event, even with zero delay: the dial happens after whatever
             // else is due at this instant (e.g. the tablet starting to serve).
@@ -105,13 +105,13 @@ impl RolloutWorld {
             v.primary = tab.primary;
             v.backoff = retry;
             let shard = tab.shard as usize;
-            self.reevaluate(now, g, shard);
+            self.reevaluate(now, g, shard, s);
             self.check_discovery(now, g, t);
         } else {
             let d = v.backoff;
-            v.backoff = (d * 2).min(cap);
+            v.backoff = d.saturating_mul(2).min(cap);
             s.at(
-                SimTime(now.0 + d),
+                now + SimDuration(d),
                 Event::HealthConnect {
                     g: g as u16,
                     tablet: t as u16,
@@ -121,26 +121,29 @@ impl RolloutWorld {
         }
     }
 
-    /// A state change arrives on the health stream of address `addr`.
+    /// A state change of tablet `t` arrives on the health stream of address `addr`, at every
+    /// vtgate streaming from it.
     pub(super) fn on_health_push(
         &mut self,
         now: SimTime,
-        g: usize,
         t: usize,
         addr: u32,
         serving: bool,
         primary: bool,
+        s: &mut Scheduler<Event>,
     ) {
-        let i = self.vi(g, t);
-        let v = &mut self.views[i];
-        if !(v.connected && v.hc_addr == addr) {
-            return;
+        for g in 0..self.m() {
+            let i = self.vi(g, t);
+            let v = &mut self.views[i];
+            if !(v.connected && v.hc_addr == addr) {
+                continue;
+            }
+            v.serving = serving;
+            v.primary = primary;
+            let shard = self.tablets[t].shard as usize;
+            self.reevaluate(now, g, shard, s);
+            self.check_discovery(now, g, t);
         }
-        v.serving = serving;
-        v.primary = primary;
-        let shard = self.tablets[t].shard as usize;
-        self.reevaluate(now, g, shard);
-        self.check_discovery(now, g, t);
     }
 
     /// Record the first time vtgate `g` routes to tablet `t`'s restarted process.
@@ -191,14 +194,20 @@ impl RolloutWorld {
     }
 
     /// Re-derive vtgate `g`'s routing for `shard`; close accounting intervals on a change.
-    pub(super) fn reevaluate(&mut self, now: SimTime, g: usize, shard: usize) {
+    pub(super) fn reevaluate(
+        &mut self,
+        now: SimTime,
+        g: usize,
+        shard: usize,
+        s: &mut Scheduler<Event>,
+    ) {
         let (read, write_ok) = self.route_state(g, shard);
         let idx = g * self.shard_ops.len() + shard;
         if read != self.routes[idx].read {
-            self.close_read(now, idx, read);
+            self.close_read(now, idx, read, &mut s.draws());
         }
         if write_ok != self.routes[idx].write_ok {
-            self.close_write(now, idx, write_ok);
+            self.close_write(now, idx, write_ok, &mut s.draws());
         }
     }
 }

@@ -13,17 +13,34 @@
 use super::event::Event;
 use super::world::{Exposure, RolloutWorld};
 use crate::sim::rng::{below, exponential, poisson};
-use crate::sim::{Scheduler, SimDuration, SimTime};
+use crate::sim::{Draws, Scheduler, SimDuration, SimTime, TraceRecord};
 
 impl RolloutWorld {
-    /// Close the read interval of route `idx` at `now`; the new state is `new`.
-    pub(super) fn close_read(&mut self, now: SimTime, idx: usize, new: u8) {
+    /// Close the read interval of route `idx` at `now`; the new state is `new`. The Fast-mode
+    /// Poisson count is a draw record (`workload`, route, `reads_ok` / `reads_dead` /
+    /// `reads_none`, count, interval length in ns).
+    pub(super) fn close_read(&mut self, now: SimTime, idx: usize, new: u8, d: &mut Draws<'_>) {
         let g = idx / self.shard_ops.len();
         let r = &mut self.routes[idx];
         if !self.per_query && self.read_rate_s > 0.0 {
-            let len = now.since(r.read_since).as_secs_f64();
-            let n = if len > 0.0 {
-                poisson(self.vtgates[g].wl_rng.get(), self.read_rate_s * len)
+            let len = now.since(r.read_since);
+            let n = if len > SimDuration::ZERO {
+                let n = poisson(
+                    self.vtgates[g].wl_rng.get(),
+                    self.read_rate_s * len.as_secs_f64(),
+                );
+                d.draw(&TraceRecord {
+                    component: "workload",
+                    index: idx as u32,
+                    kind: match r.read {
+                        0 => "reads_ok",
+                        1 => "reads_dead",
+                        _ => "reads_none",
+                    },
+                    a: n,
+                    b: len.as_nanos(),
+                });
+                n
             } else {
                 0
             };
@@ -57,18 +74,32 @@ impl RolloutWorld {
         r.read_since = now;
     }
 
-    /// Close the write interval of route `idx` at `now`; the new state is `ok`.
-    pub(super) fn close_write(&mut self, now: SimTime, idx: usize, ok: bool) {
+    /// Close the write interval of route `idx` at `now`; the new state is `ok`. The Fast-mode
+    /// Poisson count is a draw record (`workload`, route, `writes_ok` / `writes_outage`, count,
+    /// interval length in ns).
+    pub(super) fn close_write(&mut self, now: SimTime, idx: usize, ok: bool, d: &mut Draws<'_>) {
         let g = idx / self.shard_ops.len();
         let r = &mut self.routes[idx];
         let len = now.since(r.write_since);
         let n = if self.per_query {
             0
         } else if self.write_rate_s > 0.0 && len > SimDuration::ZERO {
-            poisson(
+            let n = poisson(
                 self.vtgates[g].wl_rng.get(),
                 self.write_rate_s * len.as_secs_f64(),
-            )
+            );
+            d.draw(&TraceRecord {
+                component: "workload",
+                index: idx as u32,
+                kind: if r.write_ok {
+                    "writes_ok"
+                } else {
+                    "writes_outage"
+                },
+                a: n,
+                b: len.as_nanos(),
+            });
+            n
         } else {
             0
         };
@@ -88,18 +119,28 @@ impl RolloutWorld {
         r.write_since = now;
     }
 
-    fn pick_shard(&mut self, g: usize) -> usize {
+    /// The shard of one query (per-query mode); with several shards the pick is a draw record
+    /// (`workload`, vtgate, `shard`, shard).
+    fn pick_shard(&mut self, g: usize, s: &mut Scheduler<Event>) -> usize {
         let n = self.shard_ops.len();
         if n == 1 {
             0
         } else {
-            below(self.vtgates[g].wl_rng.get(), n as u64) as usize
+            let shard = below(self.vtgates[g].wl_rng.get(), n as u64) as usize;
+            s.draw(&TraceRecord {
+                component: "workload",
+                index: g as u32,
+                kind: "shard",
+                a: shard as u64,
+                b: 0,
+            });
+            shard
         }
     }
 
     /// One replica read (per-query mode).
     pub(super) fn on_read(&mut self, now: SimTime, g: usize, s: &mut Scheduler<Event>) {
-        let shard = self.pick_shard(g);
+        let shard = self.pick_shard(g, s);
         let idx = g * self.shard_ops.len() + shard;
         let r = &mut self.routes[idx];
         match r.read {
@@ -123,7 +164,7 @@ impl RolloutWorld {
 
     /// One primary write (per-query mode).
     pub(super) fn on_write(&mut self, now: SimTime, g: usize, s: &mut Scheduler<Event>) {
-        let shard = self.pick_shard(g);
+        let shard = self.pick_shard(g, s);
         let idx = g * self.shard_ops.len() + shard;
         let r = &mut self.routes[idx];
         if r.write_ok {
@@ -140,10 +181,12 @@ impl RolloutWorld {
     }
 
     /// Close every open interval at the end of the run (an exposure still open ends here).
-    pub(super) fn finish(&mut self, now: SimTime) {
+    /// Its draws go to the trace: call it before the run's digest is taken.
+    pub fn finish(&mut self, d: &mut Draws<'_>) {
+        let now = d.now();
         for idx in 0..self.routes.len() {
-            self.close_read(now, idx, 0);
-            self.close_write(now, idx, true);
+            self.close_read(now, idx, 0, d);
+            self.close_write(now, idx, true, d);
         }
     }
 }

@@ -450,11 +450,7 @@ impl World for RolloutWorld {
                 addr,
                 serving,
                 primary,
-            } => {
-                for g in 0..self.m() {
-                    self.on_health_push(now, g, tablet as usize, addr, serving, primary);
-                }
-            }
+            } => self.on_health_push(now, tablet as usize, addr, serving, primary, s),
             Event::Drain { tablet } => self.on_drain(now, tablet as usize, s),
             Event::Down { tablet } => self.on_down(now, tablet as usize, s),
             Event::Publish { tablet } => self.on_publish(now, tablet as usize, s),

@@ -39,6 +39,13 @@
 //! other than as a latency. A probe's outcome is fixed by the truth at its start; the serial
 //! extras use the truth when the probes return.
 //!
+//! Digest (the rule is in [`crate::sim::trace`]): besides the events, each Poll's probe round
+//! is a batch of draw records, one per site (`probe`, site, `writable` / `read_only` / `error`
+//! / `flaky_error`, latency in ns): only the slowest latency is an event time, and every
+//! outcome reaches the trackers. A promotion attempt is one more (`failover`, candidate,
+//! `failed` or `recorded`, time from the Poll's `ProbesDone` in ns). Fault phases, extras and
+//! step latencies are event times.
+//!
 //! Files: [`params`] (every parameter, default and source), [`tracker`] (`computeState`,
 //! `adaptivePollInterval`), [`world`] (events, the loop, faults, failover), [`report`].
 
@@ -54,8 +61,8 @@ pub use params::{
 pub use tracker::{Backoff, ProbeResult, SiteState, SiteTracker, Thresholds};
 pub use world::{FailoverRec, FaultRec, PollRec, SitePollerWorld, TransitionRec};
 
-use super::{Artifact, MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::{RunEnd, SimTime};
+use super::{close_run, Artifact, MetricDef, Model, RunOptions, RunOutput};
+use crate::sim::SimTime;
 
 /// The site-poller model.
 pub struct SitePoller;
@@ -103,17 +110,12 @@ pub fn run_detailed(
 ) -> SitePollerRun {
     let mut sim = SitePollerWorld::simulation(p, seed, opts.trace, log_polls || opts.report);
     sim.run_until(SimTime::ZERO + p.horizon);
-    let RunEnd {
-        end,
-        events,
-        digest,
-        trace_error,
-    } = sim.close();
-    let w = sim.world;
-    let metrics = report::values(&w, end, events);
+    let (end, events) = (sim.now(), sim.events());
+    let metrics = report::values(&sim.world, end, events);
+    let (w, fin) = close_run(sim, &report::defs(), metrics);
     let (text, artifacts) = if opts.report {
         (
-            Some(report::timeline(&w, p, &metrics, &digest, end)),
+            Some(report::timeline(&w, p, &fin.metrics, &fin.digest, end)),
             vec![
                 Artifact::Text {
                     name: "transitions.csv".into(),
@@ -129,14 +131,7 @@ pub fn run_detailed(
         (None, vec![])
     };
     SitePollerRun {
-        output: RunOutput {
-            metrics,
-            events,
-            digest,
-            trace_error,
-            report: text,
-            artifacts,
-        },
+        output: RunOutput::new(fin, text, artifacts),
         site_names: w.sites.iter().map(|s| s.name.clone()).collect(),
         transitions: w.transitions,
         polls: w.polls,

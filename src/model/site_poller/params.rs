@@ -1,7 +1,7 @@
 //! Parameters of the site-poller model, with their defaults and where each comes from.
 //!
 //! Sources: `ref §X` = `reference/proxysql-and-poller.md` Part 2/3, `spec` =
-//! `spec/site_poller.md`, `seed` = `seeds/004_d9ef8d8b6cc0731f.txt`. *[inferred]* marks a value
+//! `spec/site_poller.md`, `seed` = `seeds/004_d9ef8d8b6cc0731f.txt`. *\[inferred\]* marks a value
 //! no code fixes (a network latency, a step duration): a documented modelling choice.
 //!
 //! Every enum is internally tagged (`kind`) so sweeps can override it through JSON:
@@ -134,11 +134,11 @@ pub struct ProbeParams {
     #[serde(default = "d_4s")]
     pub driver_timeout: SimDuration,
     /// Latency of an answered query over the held connection (one round trip plus MySQL).
-    /// Default Uniform(1ms, 3ms) *[inferred]*.
+    /// Default Uniform(1ms, 3ms) *\[inferred\]*.
     #[serde(default = "d_healthy")]
     pub answer_latency: DurationDist,
     /// Latency of a refused probe (RST / kube-proxy REJECT: about one round trip, ref §2.7), and
-    /// of a transient (flaky) error. Default Fixed 1ms *[inferred]*.
+    /// of a transient (flaky) error. Default Fixed 1ms *\[inferred\]*.
     #[serde(default = "d_refused")]
     pub refused_latency: DurationDist,
     /// Probability that any probe of an answering site fails (a transient error: every error
@@ -155,7 +155,7 @@ pub struct ProbeParams {
     #[serde(default = "d_true")]
     pub fence_non_promotable: bool,
     /// Everything else a Poll does serially (convergence, recovery, DNS apply, GTID reads):
-    /// one draw per poll. Default Fixed 0 *[inferred]*.
+    /// one draw per poll. Default Fixed 0 *\[inferred\]*.
     #[serde(default = "d_zero")]
     pub other_extras: DurationDist,
 }
@@ -235,7 +235,7 @@ pub struct FailoverParams {
     #[serde(default)]
     pub retry_every_poll: bool,
     /// `pickFreshestCandidate`: `GTID_EXECUTED` on every candidate in parallel (≤ 5 s each).
-    /// Default Fixed 10ms *[inferred]*.
+    /// Default Fixed 10ms *\[inferred\]*.
     #[serde(default = "d_10ms")]
     pub gtid_pick: DurationDist,
     /// `WaitForRelayLogDrain`: 0 when the candidate is caught up, up to `drain_budget`.
@@ -246,13 +246,13 @@ pub struct FailoverParams {
     #[serde(default = "d_30s")]
     pub drain_budget: SimDuration,
     /// `STOP REPLICA; RESET REPLICA ALL; SET GLOBAL super_read_only=OFF; read_only=OFF`.
-    /// Default Fixed 20ms *[inferred]*.
+    /// Default Fixed 20ms *\[inferred\]*.
     #[serde(default = "d_20ms")]
     pub promotion_sql: DurationDist,
-    /// `confirmWritable` (≤ 5 s). Default Fixed 5ms *[inferred]*.
+    /// `confirmWritable` (≤ 5 s). Default Fixed 5ms *\[inferred\]*.
     #[serde(default = "d_5ms")]
     pub confirm: DurationDist,
-    /// `applyDNS` and the rest of the Poll after the promotion. Default Fixed 100ms *[inferred]*.
+    /// `applyDNS` and the rest of the Poll after the promotion. Default Fixed 100ms *\[inferred\]*.
     #[serde(default = "d_100ms")]
     pub dns: DurationDist,
     /// Probability that a promotion fails at a fatal step (no cooldown is then recorded).
@@ -514,6 +514,10 @@ impl SitePollerParams {
                 "at most 1e7 probes (horizon / poller.poll_interval x sites)".into(),
             ));
         }
+        // These two bound the events too: a Poll is three events and at most one fence per
+        // site (a period is never shorter than poller.poll_interval), a fault at most four,
+        // so a run has at most 3e6 + 1e7 + 4 x faults events, far below
+        // crate::model::MAX_EVENTS_PER_RUN.
         Ok(())
     }
 }

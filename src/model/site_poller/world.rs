@@ -398,7 +398,7 @@ impl SitePollerWorld {
         // the 5 s context (ref §2.7).
         let timeout = pr.driver_timeout.min(pr.probe_timeout);
         let mut slowest = SimDuration::ZERO;
-        for site in &mut self.sites {
+        for (i, site) in self.sites.iter_mut().enumerate() {
             let (r, lat, flaky) = match site.down {
                 Some(Down::Refused) => (
                     ProbeResult::Error,
@@ -438,6 +438,19 @@ impl SitePollerWorld {
             site.latency = lat;
             site.flaky_error = flaky;
             slowest = slowest.max(lat);
+            // Only the slowest latency is an event time; each outcome reaches the trackers.
+            s.draw(&TraceRecord {
+                component: "probe",
+                index: i as u32,
+                kind: match (r, flaky) {
+                    (_, true) => "flaky_error",
+                    (ProbeResult::Error, false) => "error",
+                    (ProbeResult::ReadOnly, false) => "read_only",
+                    (ProbeResult::Writable, false) => "writable",
+                },
+                a: lat.as_nanos(),
+                b: 0,
+            });
         }
         self.probe_count += self.sites.len() as u64;
         s.after(slowest, Event::ProbesDone);
@@ -582,6 +595,14 @@ impl SitePollerWorld {
         t += fo.promotion_sql.sample(&mut self.failover_rng);
         let failed = fo.failure_p > 0.0 && uniform01(&mut self.failover_rng) < fo.failure_p;
         if failed {
+            // The outcome reaches the failover metrics without an event of its own.
+            s.draw(&TraceRecord {
+                component: "failover",
+                index: cand as u32,
+                kind: "failed",
+                a: t.since(now).as_nanos(),
+                b: 0,
+            });
             self.failovers.push(FailoverRec {
                 started: now,
                 candidate: cand as u16,
@@ -597,6 +618,14 @@ impl SitePollerWorld {
             },
         );
         t += fo.confirm.sample(&mut self.failover_rng);
+        // `recordFailover` time (a metric) and its promotion: a draw record.
+        s.draw(&TraceRecord {
+            component: "failover",
+            index: cand as u32,
+            kind: "recorded",
+            a: t.since(now).as_nanos(),
+            b: 0,
+        });
         self.failovers.push(FailoverRec {
             started: now,
             candidate: cand as u16,
@@ -619,7 +648,11 @@ impl SitePollerWorld {
                 } else {
                     let d = self.tick_period.0;
                     let k = (self.last_start.0 - self.tick_origin.0) / d;
-                    let nb = SimTime(self.tick_origin.0 + d * (k + 1));
+                    let nb = SimTime(
+                        self.tick_origin
+                            .0
+                            .saturating_add(d.saturating_mul(k.saturating_add(1))),
+                    );
                     if now < nb {
                         nb
                     } else {
