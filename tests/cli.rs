@@ -87,7 +87,7 @@ fn check_keeps_the_trace_it_was_asked_for() {
         ],
     );
     assert!(
-        out.contains("deterministic: 3 runs agree (10000 records)"),
+        out.contains("deterministic: 3 runs agree (10003 records)"),
         "{out}"
     );
     ok(
@@ -189,7 +189,7 @@ fn diff_says_which_trace_ended_first_and_refuses_non_jsonl() {
     let d = tmp.path();
     ok(d, &["replay", "builtin:hold-fixture", "--trace", "a.jsonl"]);
     let a = lines(&d.join("a.jsonl"));
-    assert_eq!(a.len(), 10_000);
+    assert_eq!(a.len(), 10_003); // 10,000 events and the 3 metric records
     std::fs::write(d.join("short.jsonl"), a[..100].join("\n") + "\n").unwrap();
     for (x, y) in [("a.jsonl", "short.jsonl"), ("short.jsonl", "a.jsonl")] {
         let o = vtsim_within(d, &["diff", x, y], &[], 60);
@@ -197,7 +197,7 @@ fn diff_says_which_trace_ended_first_and_refuses_non_jsonl() {
         assert_eq!(o.status.code(), Some(1), "{out}");
         assert!(
             out.starts_with(
-                "short.jsonl ended first, after 100 records; a.jsonl goes on to 10000\n"
+                "short.jsonl ended first, after 100 records; a.jsonl goes on to 10003\n"
             ),
             "{out}"
         );
