@@ -159,7 +159,7 @@ fn with(world: &WorldSpec, sets: &[(&str, serde_json::Value)]) -> Result<WorldSp
         apply_override(&mut p, k, v.clone()).map_err(|m| format!("{k}: {m}"))?;
     }
     let w = world.with_params_json(p)?;
-    w.validate().map_err(|(f, m)| format!("field `{f}`: {m}"))?;
+    w.validate().map_err(|e| e.to_string())?;
     Ok(w)
 }
 

@@ -424,8 +424,8 @@ fn replay(
         world = world
             .with_params_json(params)
             .map_err(|m| bad(format!("--set: {m}")))?;
-        if let Err((f, m)) = world.validate() {
-            return Err(bad(format!("--set: field `{f}`: {m}")));
+        if let Err(e) = world.validate() {
+            return Err(bad(format!("--set: {e}")));
         }
     }
     if let Some(dir) = out_dir {

@@ -85,15 +85,15 @@ fn every_shipped_model_replays_to_its_pinned_digest() {
         ),
         (
             "hold-fixture.ron",
-            "965f084e18daeac27a8d06649c88a2abda3049f171fa8708becf6751386f38bb",
+            "eda4eb2f71763c888de7ea03476c526854f57d76ae87d22d61502a4836cd36aa",
         ),
         (
             "incident-000.ron",
-            "ade20bc22d64b97e34700e7542c69bcad2f649191e2bf80cbb0c27e992d7c020",
+            "b3cec2ee7113a4831115671a9442ccf44336580c81e94fecc7da835d35189149",
         ),
         (
             "playground.ron",
-            "ed516c6799df8671ae6caad91ad2f1549d83e432360fbc4a64dc2e88cab0bfd5",
+            "d57ce313111f19c5be08103711b23806d656cb1057ab6dec756cc45fb8d12e70",
         ),
         (
             "proxysql-lab.ron",
@@ -125,7 +125,7 @@ fn every_shipped_model_replays_to_its_pinned_digest() {
         ),
         (
             "rollout-default.ron",
-            "1d43f44308542f8a42042558af51688ffe4a3e5cbce59ec77762e0a229c324ad",
+            "7578c1c6fc99e96ce8d363b80518e8235688ea7f78cee396e391e9afda205364",
         ),
     ];
     let files = ron_files("models");

@@ -309,8 +309,8 @@ pub fn parse_model(path: &Path, text: &str) -> Result<ModelFile, InputError> {
     let m: ModelFile = ron_options()
         .from_str(text)
         .map_err(|e| InputError::from_ron(path, text, &e))?;
-    if let Err((field, msg)) = m.world.validate() {
-        return Err(InputError::field(path, text, &field, msg));
+    if let Err(e) = m.world.validate() {
+        return Err(InputError::field(path, text, &e.field, e.expected));
     }
     Ok(m)
 }

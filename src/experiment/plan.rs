@@ -758,7 +758,8 @@ fn plan_with_budget(path: &Path, text: &str, budget: u64) -> Result<Plan, InputE
                 None => field_err("axes", m),
             }
         })?;
-        if let Err((f, m)) = world.validate() {
+        if let Err(e) = world.validate() {
+            let (f, m) = (e.field, e.expected);
             let m = format!("{m}{}", at_point(index, &labels));
             // A field no axis sweeps, but `set` sets: report it at its `set` key.
             let under = |k: &str| {

@@ -52,74 +52,70 @@ pub use params::{
 pub use waitlist::{Selection, Waiter, WaiterState, Waitlist};
 pub use world::PoolWorld;
 
-use super::{close_run, MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::SimTime;
+use super::{Model, MetricSet, Run, RunOptions};
+use crate::model::kit::Checked;
+use crate::sim::{Draws, RunEnd, SimTime, Simulation, Trace};
 
 /// The connpool model.
 pub struct ConnPool;
 
-/// One run with its counters (for tests and tools that need more than the metric row).
-pub struct ConnPoolRun {
-    /// The metric row, digest and report.
-    pub output: RunOutput,
+/// One connpool run: its output and its [`ConnPoolDetail`].
+pub type ConnPoolRun = Run<ConnPool>;
+
+/// What a connpool run keeps besides the metric row.
+pub struct ConnPoolDetail {
     /// Every counter.
     pub metrics: Metrics,
-    /// When the run ended.
-    pub end: SimTime,
 }
 
 /// Simulate one run and keep its counters.
 pub fn run_detailed(p: &ConnPoolParams, seed: u64, opts: RunOptions) -> ConnPoolRun {
-    let mut sim = PoolWorld::simulation(p, seed, opts.trace);
-    let horizon = sim.world.stages_end() + p.workload.drain;
-    sim.run_until(horizon);
-    let (end, events) = (sim.now(), sim.events());
-    sim.world.finish_run(end);
-    let w = &sim.world;
-    let stage_s: Vec<f64> = p
-        .stages()
-        .iter()
-        .map(|s| s.duration.as_secs_f64())
-        .collect();
-    // A run cut short (a request limit) measures rates over the time it ran.
-    let span_s = end.min(w.stages_end()).as_secs_f64();
-    let mut stage_s = stage_s;
-    if let Some(last) = stage_s.last_mut() {
-        let before: f64 = 0.0f64.max(w.stages_end().as_secs_f64() - *last);
-        *last = (span_s - before).max(0.0);
-    }
-    let values = w.m.values(span_s, &stage_s);
-    let (w, fin) = close_run(sim, &metrics::defs(), values);
-    let report = opts
-        .report
-        .then(|| report(p, &w.m, &fin.metrics, &fin.digest, events));
-    ConnPoolRun {
-        output: RunOutput::new(fin, report, vec![]),
-        metrics: w.m,
-        end,
-    }
-}
-
-fn report(p: &ConnPoolParams, m: &Metrics, values: &[f64], digest: &str, events: u64) -> String {
-    let mut s = format!(
-        "connpool {:?}: capacity {}, {} requests, {} events, digest {digest}\n",
-        p.variant, p.pool.capacity, m.requests, events
-    );
-    for (d, v) in metrics::defs().iter().zip(values) {
-        s.push_str(&format!("  {:28} {v:.6}\n", d.name));
-    }
-    s
+    super::run_detailed(p, seed, opts)
 }
 
 impl Model for ConnPool {
     type Params = ConnPoolParams;
-    fn validate(p: &ConnPoolParams) -> Result<(), (String, String)> {
+    type World = PoolWorld;
+    type Metrics = metrics::ConnPoolMetrics;
+    type Detail = ConnPoolDetail;
+    fn validate(p: &ConnPoolParams) -> Checked {
         p.check()
     }
-    fn metric_defs() -> Vec<MetricDef> {
-        metrics::defs()
+    fn simulation(p: &ConnPoolParams, seed: u64, trace: Trace, _logs: bool) -> Simulation<PoolWorld> {
+        PoolWorld::simulation(p, seed, trace)
     }
-    fn run(p: &ConnPoolParams, seed: u64, opts: RunOptions) -> RunOutput {
-        run_detailed(p, seed, opts).output
+    /// The stages, then the drain.
+    fn horizon(p: &ConnPoolParams, w: &PoolWorld) -> SimTime {
+        w.stages_end() + p.workload.drain
+    }
+    fn finish(_p: &ConnPoolParams, w: &mut PoolWorld, draws: Draws<'_>) {
+        w.finish_run(draws.now());
+    }
+    fn metrics(p: &ConnPoolParams, w: &PoolWorld, end: SimTime, _events: u64) -> Self::Metrics {
+        let mut stage_s: Vec<f64> = p
+            .stages()
+            .iter()
+            .map(|s| s.duration.as_secs_f64())
+            .collect();
+        // A run cut short (a request limit) measures rates over the time it ran.
+        let span_s = end.min(w.stages_end()).as_secs_f64();
+        if let Some(last) = stage_s.last_mut() {
+            let before: f64 = 0.0f64.max(w.stages_end().as_secs_f64() - *last);
+            *last = (span_s - before).max(0.0);
+        }
+        w.m.values(span_s, &stage_s)
+    }
+    fn report(p: &ConnPoolParams, w: &PoolWorld, run: &RunEnd) -> String {
+        let mut s = format!(
+            "connpool {:?}: capacity {}, {} requests, {} events, digest {}\n",
+            p.variant, p.pool.capacity, w.m.requests, run.events, run.digest
+        );
+        for (d, v) in Self::Metrics::DEFS.iter().zip(&run.metrics) {
+            s.push_str(&format!("  {:28} {v:.6}\n", d.name));
+        }
+        s
+    }
+    fn detail(_p: &ConnPoolParams, w: PoolWorld, _end: SimTime) -> ConnPoolDetail {
+        ConnPoolDetail { metrics: w.m }
     }
 }

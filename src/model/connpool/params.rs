@@ -7,6 +7,7 @@
 
 use crate::model::dist::DurationDist;
 use crate::sim::SimDuration;
+use crate::model::kit::{fail, Checked};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of the connpool model (`spec/connpool.md`).
@@ -334,18 +335,6 @@ const MAX_REQUESTS: f64 = 1e7;
 /// Events one request can cause at most, for the event estimate.
 pub const EVENTS_PER_REQUEST: f64 = 10.0;
 
-fn err<T>(path: &str, expected: &str) -> Result<T, (String, String)> {
-    Err((path.to_string(), expected.to_string()))
-}
-
-fn check_dist(d: &DurationDist, path: &str) -> Result<(), (String, String)> {
-    if let DurationDist::Uniform { min, max } = d {
-        if max < min {
-            return err(&format!("{path}.max"), "a duration >= min");
-        }
-    }
-    Ok(())
-}
 
 impl ConnPoolParams {
     /// The stages: open-loop stages, or the closed loop's single stage.
@@ -463,46 +452,46 @@ impl ConnPoolParams {
         ]
     }
 
-    /// Check what serde cannot. `Err((field path, what was expected))`.
-    pub fn check(&self) -> Result<(), (String, String)> {
+    /// Check what serde cannot. a [`ParamError`](crate::model::ParamError) naming the field.
+    pub fn check(&self) -> Checked {
         let p = &self.pool;
         if p.capacity == 0 {
-            return err("pool.capacity", "at least 1 connection");
+            return fail("pool.capacity", "at least 1 connection");
         }
         // vttablet pools hold tens to a few thousand connections; every one is a slot here.
         if p.capacity > MAX_CAPACITY {
-            return err("pool.capacity", "at most 100000 connections");
+            return fail("pool.capacity", "at most 100000 connections");
         }
         if p.prefill > p.capacity {
-            return err("pool.prefill", "at most pool.capacity connections");
+            return fail("pool.prefill", "at most pool.capacity connections");
         }
         // The real worker ticks every 100ms; a 1ns ticker would be a run of 1e10 ticks.
         if p.starvation_interval != SimDuration::ZERO
             && p.starvation_interval < SimDuration::from_millis(1)
         {
-            return err("pool.starvation_interval", "0s (off) or a duration >= 1ms");
+            return fail("pool.starvation_interval", "0s (off) or a duration >= 1ms");
         }
-        check_dist(&p.dial_latency, "pool.dial_latency")?;
-        check_dist(&p.setting_rtt, "pool.setting_rtt")?;
-        check_dist(&self.costs.wakeup_latency, "costs.wakeup_latency")?;
+        p.dial_latency.check("pool.dial_latency")?;
+        p.setting_rtt.check("pool.setting_rtt")?;
+        self.costs.wakeup_latency.check("costs.wakeup_latency")?;
         let w = &self.workload;
         if !(w.load_scale >= 0.0 && w.load_scale.is_finite()) {
-            return err("workload.load_scale", "a finite multiplier >= 0");
+            return fail("workload.load_scale", "a finite multiplier >= 0");
         }
         if w.deadline.is_empty() {
-            return err("workload.deadline", "at least one (weight, value) part");
+            return fail("workload.deadline", "at least one (weight, value) part");
         }
         for (i, part) in w.deadline.iter().enumerate() {
             if !(part.weight > 0.0 && part.weight.is_finite()) {
-                return err(
-                    &format!("workload.deadline[{i}].weight"),
+                return fail(
+                    format!("workload.deadline[{i}].weight"),
                     "a finite weight > 0",
                 );
             }
-            check_dist(&part.value, &format!("workload.deadline[{i}].value"))?;
+            part.value.check(&format!("workload.deadline[{i}].value"))?;
         }
         if w.settings.is_empty() || w.settings.len() > 9 {
-            return err(
+            return fail(
                 "workload.settings",
                 "1 to 9 weights (nil, then at most 8 settings)",
             );
@@ -510,36 +499,36 @@ impl ConnPoolParams {
         if w.settings.iter().any(|x| !(*x >= 0.0 && x.is_finite()))
             || w.settings.iter().sum::<f64>() <= 0.0
         {
-            return err(
+            return fail(
                 "workload.settings",
                 "finite weights >= 0 with a positive sum",
             );
         }
-        check_dist(&w.service, "workload.service")?;
+        w.service.check("workload.service")?;
         if mean_s(&w.service) <= 0.0 {
-            return err("workload.service", "a distribution with a mean > 0");
+            return fail("workload.service", "a distribution with a mean > 0");
         }
         match &w.arrivals {
             Arrivals::OpenLoop { stages, requests } => {
                 if stages.is_empty() {
-                    return err("workload.arrivals.stages", "at least one stage");
+                    return fail("workload.arrivals.stages", "at least one stage");
                 }
                 for (i, s) in stages.iter().enumerate() {
                     if !(s.load >= 0.0 && s.load.is_finite()) {
-                        return err(
-                            &format!("workload.arrivals.stages[{i}].load"),
+                        return fail(
+                    format!("workload.arrivals.stages[{i}].load"),
                             "a finite load >= 0",
                         );
                     }
                     if s.duration == SimDuration::ZERO {
-                        return err(
-                            &format!("workload.arrivals.stages[{i}].duration"),
+                        return fail(
+                    format!("workload.arrivals.stages[{i}].duration"),
                             "a duration > 0",
                         );
                     }
                 }
                 if *requests == Some(0) {
-                    return err("workload.arrivals.requests", "at least 1 request");
+                    return fail("workload.arrivals.requests", "at least 1 request");
                 }
             }
             Arrivals::ClosedLoop {
@@ -548,15 +537,15 @@ impl ConnPoolParams {
                 duration,
             } => {
                 if *clients == 0 {
-                    return err("workload.arrivals.clients", "at least 1 client");
+                    return fail("workload.arrivals.clients", "at least 1 client");
                 }
                 // Every client is a live request; a vttablet sees thousands, not millions.
                 if *clients > MAX_CLIENTS {
-                    return err("workload.arrivals.clients", "at most 100000 clients");
+                    return fail("workload.arrivals.clients", "at most 100000 clients");
                 }
-                check_dist(think, "workload.arrivals.think")?;
+                think.check("workload.arrivals.think")?;
                 if *duration == SimDuration::ZERO {
-                    return err("workload.arrivals.duration", "a duration > 0");
+                    return fail("workload.arrivals.duration", "a duration > 0");
                 }
             }
         }
@@ -568,13 +557,12 @@ impl ConnPoolParams {
                 Arrivals::OpenLoop { .. } => "workload.arrivals.stages",
                 Arrivals::ClosedLoop { .. } => "workload.arrivals.duration",
             };
-            return Err((
-                field.into(),
+            return fail(
+                field,
                 format!(
                     "at most 1e7 expected requests (load x load_scale x pool.capacity / mean \
                      service x duration); these parameters give {expected:.3e}"
-                ),
-            ));
+                ));
         }
         crate::model::check_events(&self.event_terms())
     }

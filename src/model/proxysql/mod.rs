@@ -88,54 +88,59 @@ pub use params::{
 };
 pub use world::ProxysqlWorld;
 
-use super::{close_run, MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::SimTime;
+use super::{Artifact, Model, Run, RunOptions};
+use crate::model::kit::Checked;
+use crate::sim::{Draws, RunEnd, SimTime, Simulation, Trace};
 
 /// The ProxySQL model.
 pub struct Proxysql;
 
-/// One run with its world, for tests and tools that need more than the metric row.
-pub struct ProxysqlRun {
-    /// Metrics, digest, report, artifacts.
-    pub output: RunOutput,
+/// One ProxySQL run: its output and its [`ProxysqlDetail`].
+pub type ProxysqlRun = Run<Proxysql>;
+
+/// What a ProxySQL run keeps besides the metric row: the world at the end.
+pub struct ProxysqlDetail {
     /// The world at the end.
     pub world: ProxysqlWorld,
-    /// When the run ended.
-    pub end: SimTime,
 }
 
 /// Simulate one run and keep the world.
 pub fn run_detailed(p: &ProxysqlParams, seed: u64, opts: RunOptions) -> ProxysqlRun {
-    let mut sim = ProxysqlWorld::simulation(p, seed, opts.trace);
-    sim.run_until(SimTime::ZERO + p.horizon);
-    let end = sim.now();
-    sim.world.finish(end);
-    let values = metrics::values(&sim.world, end);
-    let (world, fin) = close_run(sim, &metrics::defs(), values);
-    let report = opts
-        .report
-        .then(|| metrics::report(&world, &fin.metrics, end, &fin.digest));
-    let artifacts = if opts.report {
-        metrics::artifacts(&world, end)
-    } else {
-        vec![]
-    };
-    ProxysqlRun {
-        output: RunOutput::new(fin, report, artifacts),
-        world,
-        end,
-    }
+    super::run_detailed(p, seed, opts)
 }
 
 impl Model for Proxysql {
     type Params = ProxysqlParams;
-    fn validate(p: &ProxysqlParams) -> Result<(), (String, String)> {
+    type World = ProxysqlWorld;
+    type Metrics = metrics::ProxysqlMetrics;
+    type Detail = ProxysqlDetail;
+    fn validate(p: &ProxysqlParams) -> Checked {
         p.check()
     }
-    fn metric_defs() -> Vec<MetricDef> {
-        metrics::defs()
+    fn simulation(
+        p: &ProxysqlParams,
+        seed: u64,
+        trace: Trace,
+        _logs: bool,
+    ) -> Simulation<ProxysqlWorld> {
+        ProxysqlWorld::simulation(p, seed, trace)
     }
-    fn run(p: &ProxysqlParams, seed: u64, opts: RunOptions) -> RunOutput {
-        run_detailed(p, seed, opts).output
+    fn horizon(p: &ProxysqlParams, _w: &ProxysqlWorld) -> SimTime {
+        SimTime::ZERO + p.horizon
+    }
+    fn finish(_p: &ProxysqlParams, w: &mut ProxysqlWorld, draws: Draws<'_>) {
+        w.finish(draws.now());
+    }
+    fn metrics(_p: &ProxysqlParams, w: &ProxysqlWorld, end: SimTime, _events: u64) -> Self::Metrics {
+        metrics::values(w, end)
+    }
+    fn report(_p: &ProxysqlParams, w: &ProxysqlWorld, run: &RunEnd) -> String {
+        metrics::report(w, &run.metrics, run.end, &run.digest)
+    }
+    fn artifacts(_p: &ProxysqlParams, w: &ProxysqlWorld, end: SimTime) -> Vec<Artifact> {
+        metrics::artifacts(w, end)
+    }
+    fn detail(_p: &ProxysqlParams, world: ProxysqlWorld, _end: SimTime) -> ProxysqlDetail {
+        ProxysqlDetail { world }
     }
 }

@@ -7,6 +7,7 @@
 
 use crate::sim::rng::{exponential, standard_normal};
 use crate::sim::{SimDuration, SimRng};
+use crate::model::kit::{fail, Checked};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of the ProxySQL reader-routing model (`spec/proxysql.md`).
@@ -511,10 +512,6 @@ fn out_of_range(variable: &str, value: Setting) -> Option<String> {
     }
 }
 
-fn err<T>(f: impl Into<String>, m: impl Into<String>) -> Result<T, (String, String)> {
-    Err((f.into(), m.into()))
-}
-
 /// The keyword of an anchored `match_digest` (`^SELECT` → `SELECT`).
 pub fn rule_keyword(digest: &str) -> Option<String> {
     let k = digest.strip_prefix('^')?;
@@ -530,41 +527,41 @@ impl ProxysqlParams {
     }
 
     /// Checks serde cannot make.
-    pub fn check(&self) -> Result<(), (String, String)> {
+    pub fn check(&self) -> Checked {
         let hosts = self.hosts();
         for (i, h) in hosts.iter().enumerate() {
             if h.is_empty() {
-                return err("servers.replicas", "non-empty host names");
+                return fail("servers.replicas", "non-empty host names");
             }
             if hosts[..i].contains(h) {
-                return err(
+                return fail(
                     "servers.replicas",
                     format!("distinct host names (`{h}` twice)"),
                 );
             }
         }
         if hosts.len() > 1000 {
-            return err("servers.replicas", "at most 999 replicas");
+            return fail("servers.replicas", "at most 999 replicas");
         }
         let s = &self.servers;
         if s.writer_hostgroup == s.reader_hostgroup {
-            return err("servers.reader_hostgroup", "a hostgroup ≠ writer_hostgroup");
+            return fail("servers.reader_hostgroup", "a hostgroup ≠ writer_hostgroup");
         }
         if s.replica_weight == 0 {
-            return err("servers.replica_weight", "a weight ≥ 1");
+            return fail("servers.replica_weight", "a weight ≥ 1");
         }
         if s.writer_weight_in_reader == 0 {
-            return err("servers.writer_weight_in_reader", "a weight ≥ 1");
+            return fail("servers.writer_weight_in_reader", "a weight ≥ 1");
         }
         for (i, r) in self.query_rules.iter().enumerate() {
             if rule_keyword(&r.match_digest).is_none() {
-                return err(
+                return fail(
                     format!("query_rules[{i}].match_digest"),
                     "an anchored keyword such as \"^SELECT\" (other regexes are not modelled)",
                 );
             }
             if !r.apply {
-                return err(
+                return fail(
                     format!("query_rules[{i}].apply"),
                     "true (flagIN/flagOUT chains are not modelled)",
                 );
@@ -650,15 +647,15 @@ impl ProxysqlParams {
             ),
         ] {
             if let Some(expected) = out_of_range(variable, value) {
-                return err(field, expected);
+                return fail(field, expected);
             }
         }
         if let LoopPhase::Fixed { ping, read_only } = &m.phase {
             if *ping >= m.ping_interval {
-                return err("monitor.phase.ping", "an offset < monitor.ping_interval");
+                return fail("monitor.phase.ping", "an offset < monitor.ping_interval");
             }
             if *read_only >= m.read_only_interval {
-                return err(
+                return fail(
                     "monitor.phase.read_only",
                     "an offset < monitor.read_only_interval",
                 );
@@ -672,15 +669,15 @@ impl ProxysqlParams {
             ("network.monitor_check_latency", n.monitor_check_latency),
         ] {
             if d == SimDuration::ZERO {
-                return err(f, "a duration > 0");
+                return fail(f, "a duration > 0");
             }
         }
         if self.clients.len() > 255 {
-            return err("clients", "at most 255 clients");
+            return fail("clients", "at most 255 clients");
         }
         for (i, c) in self.clients.iter().enumerate() {
             if c.threads == 0 || c.threads > 4096 {
-                return err(format!("clients[{i}].threads"), "1 to 4096 threads");
+                return fail(format!("clients[{i}].threads"), "1 to 4096 threads");
             }
             // sysbench's defaults are 10 / 4 / 4; the sum must not wrap a u32.
             for (f, n) in [
@@ -689,21 +686,21 @@ impl ProxysqlParams {
                 ("writes", c.writes),
             ] {
                 if n > 10_000 {
-                    return err(
+                    return fail(
                         format!("clients[{i}].{f}"),
                         "at most 10000 statements per event",
                     );
                 }
             }
             if c.point_selects + c.range_selects + c.writes == 0 {
-                return err(
+                return fail(
                     format!("clients[{i}].point_selects"),
                     "at least one statement per event",
                 );
             }
             match &c.latency {
                 Latency::LogNormal { sigma, .. } if !(0.0..=5.0).contains(sigma) => {
-                    return err(format!("clients[{i}].latency.sigma"), "a sigma in [0, 5]");
+                    return fail(format!("clients[{i}].latency.sigma"), "a sigma in [0, 5]");
                 }
                 _ => {}
             }
@@ -711,18 +708,18 @@ impl ProxysqlParams {
         for (i, a) in self.actions.iter().enumerate() {
             if let Some(h) = a.action.host() {
                 if !hosts.iter().any(|x| x == h) {
-                    return err(
+                    return fail(
                         format!("actions[{i}].action.host"),
                         format!("one of the servers: {}", hosts.join(", ")),
                     );
                 }
             }
             if let Action::InsertServer { weight: 0, .. } = a.action {
-                return err(format!("actions[{i}].action.weight"), "a weight ≥ 1");
+                return fail(format!("actions[{i}].action.weight"), "a weight ≥ 1");
             }
             if let Action::SetVariable { name, value } = &a.action {
                 if !SETTABLE.contains(&name.as_str()) {
-                    return err(
+                    return fail(
                         format!("actions[{i}].action.name"),
                         format!("one of: {}", SETTABLE.join(", ")),
                     );
@@ -733,7 +730,7 @@ impl ProxysqlParams {
                     value.parse::<u64>().is_ok()
                 };
                 if !ok {
-                    return err(
+                    return fail(
                         format!("actions[{i}].action.value"),
                         "'true'/'false' or an integer, as ProxySQL's admin takes it",
                     );
@@ -750,7 +747,7 @@ impl ProxysqlParams {
                         } else {
                             ""
                         };
-                        return err(
+                        return fail(
                             format!("actions[{i}].action.value"),
                             format!(
                                 "an integer from {lo} to {hi}{unit} (ProxySQL's range for \
@@ -761,11 +758,11 @@ impl ProxysqlParams {
                 }
             }
             if a.at > self.horizon {
-                return err(format!("actions[{i}].at"), "a time ≤ horizon");
+                return fail(format!("actions[{i}].at"), "a time ≤ horizon");
             }
         }
         if self.horizon == SimDuration::ZERO {
-            return err("horizon", "a duration > 0");
+            return fail("horizon", "a duration > 0");
         }
         // Every statement is simulated (~5e6 a second of wall time): bound the expected count
         // so that a run ends in well under a minute (the seed's 90 s lab is ~2e6).
@@ -778,7 +775,7 @@ impl ProxysqlParams {
             })
             .sum();
         if statements > 2e8 {
-            return err(
+            return fail(
                 "horizon",
                 format!(
                     "at most 2e8 expected statements (clients' threads x horizon / mean \

@@ -64,16 +64,18 @@ pub use params::{
 };
 pub use world::{Exposure, RestartRec, RolloutWorld};
 
-use super::{close_run, MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::SimTime;
+use super::{Model, Run, RunOptions};
+use crate::model::kit::Checked;
+use crate::sim::{Draws, RunEnd, SimTime, Simulation, Trace};
 
 /// The rollout model.
 pub struct Rollout;
 
-/// Everything one run produced, for tests and tools that need more than the metric row.
-pub struct RolloutRun {
-    /// The metric row, digest and report.
-    pub output: RunOutput,
+/// One rollout run: its output and its [`RolloutDetail`].
+pub type RolloutRun = Run<Rollout>;
+
+/// What a rollout run keeps besides the metric row, for tests and tools.
+pub struct RolloutDetail {
     /// Every restart with its times and per-vtgate discovery.
     pub restarts: Vec<RestartRec>,
     /// Every exposure interval.
@@ -82,11 +84,9 @@ pub struct RolloutRun {
     pub bursts: Vec<Burst>,
     /// Every full topology poll (vtgate, time).
     pub poll_log: Vec<(u16, SimTime)>,
-    /// When the run ended.
-    pub end: SimTime,
 }
 
-impl RolloutRun {
+impl RolloutDetail {
     /// Discovery lags in seconds, `[restart][vtgate]` (`None`: not discovered).
     pub fn lags_s(&self) -> Vec<Vec<Option<f64>>> {
         self.restarts
@@ -103,38 +103,40 @@ impl RolloutRun {
 
 /// Simulate one run and keep its details.
 pub fn run_detailed(p: &RolloutParams, seed: u64, opts: RunOptions) -> RolloutRun {
-    let mut sim = RolloutWorld::simulation(p, seed, opts.trace);
-    sim.run_until(SimTime::ZERO + p.horizon);
-    let (end, events) = (sim.now(), sim.events());
-    // The open intervals close with Poisson draws: before the digest is taken.
-    let (w, mut draws) = sim.world_and_draws();
-    w.finish(&mut draws);
-    let w = &sim.world;
-    let bursts = metrics::bursts(&w.exposures, p.workload.burst_merge_gap);
-    let values = metrics::values(w, &bursts, end, events);
-    let (w, fin) = close_run(sim, &metrics::defs(), values);
-    let report = opts
-        .report
-        .then(|| metrics::report(&w, &bursts, &fin.metrics, &fin.digest));
-    RolloutRun {
-        output: RunOutput::new(fin, report, vec![]),
-        restarts: w.restarts,
-        exposures: w.exposures,
-        bursts,
-        poll_log: w.poll_log,
-        end,
-    }
+    super::run_detailed(p, seed, opts)
 }
 
 impl Model for Rollout {
     type Params = RolloutParams;
-    fn validate(p: &RolloutParams) -> Result<(), (String, String)> {
+    type World = RolloutWorld;
+    type Metrics = metrics::RolloutMetrics;
+    type Detail = RolloutDetail;
+    fn validate(p: &RolloutParams) -> Checked {
         p.check()
     }
-    fn metric_defs() -> Vec<MetricDef> {
-        metrics::defs()
+    fn simulation(p: &RolloutParams, seed: u64, trace: Trace, _logs: bool) -> Simulation<Self::World> {
+        RolloutWorld::simulation(p, seed, trace)
     }
-    fn run(p: &RolloutParams, seed: u64, opts: RunOptions) -> RunOutput {
-        run_detailed(p, seed, opts).output
+    fn horizon(p: &RolloutParams, _w: &RolloutWorld) -> SimTime {
+        SimTime::ZERO + p.horizon
+    }
+    /// The open intervals close with Poisson draws; the bursts merge the exposures.
+    fn finish(p: &RolloutParams, w: &mut RolloutWorld, mut draws: Draws<'_>) {
+        w.finish(&mut draws);
+        w.bursts = metrics::bursts(&w.exposures, p.workload.burst_merge_gap);
+    }
+    fn metrics(_p: &RolloutParams, w: &RolloutWorld, end: SimTime, events: u64) -> Self::Metrics {
+        metrics::values(w, end, events)
+    }
+    fn report(_p: &RolloutParams, w: &RolloutWorld, run: &RunEnd) -> String {
+        metrics::report(w, &run.metrics, &run.digest)
+    }
+    fn detail(_p: &RolloutParams, w: RolloutWorld, _end: SimTime) -> RolloutDetail {
+        RolloutDetail {
+            restarts: w.restarts,
+            exposures: w.exposures,
+            bursts: w.bursts,
+            poll_log: w.poll_log,
+        }
     }
 }

@@ -9,6 +9,7 @@
 
 pub use crate::model::dist::DurationDist;
 use crate::sim::SimDuration;
+use crate::model::kit::{fail, Checked};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of the rollout model (`spec/rollout.md`).
@@ -419,10 +420,6 @@ impl Default for RolloutParams {
     }
 }
 
-fn err<T>(path: &str, expected: &str) -> Result<T, (String, String)> {
-    Err((path.to_string(), expected.to_string()))
-}
-
 impl RolloutParams {
     /// Zero every delay and every randomness except the vtgate phases: the setting of the
     /// closed-form checks and the SimPy peer (restart takes `down`, nothing else takes time).
@@ -441,25 +438,25 @@ impl RolloutParams {
         self
     }
 
-    /// Check what serde cannot. `Err((field path, what was expected))`.
-    pub fn check(&self) -> Result<(), (String, String)> {
+    /// Check what serde cannot. a [`ParamError`](crate::model::ParamError) naming the field.
+    pub fn check(&self) -> Checked {
         if self.vtgates == 0 {
-            return err("vtgates", "at least 1 vtgate");
+            return fail("vtgates", "at least 1 vtgate");
         }
         if self.vtgates > u16::MAX as u32 {
-            return err("vtgates", "at most 65535 vtgates");
+            return fail("vtgates", "at most 65535 vtgates");
         }
         if self.shards == 0 {
-            return err("shards", "at least 1 shard");
+            return fail("shards", "at least 1 shard");
         }
         if self.replicas_per_shard == 0 {
-            return err(
+            return fail(
                 "replicas_per_shard",
                 "at least 1 replica (a lone primary is deleted without PRS; not modelled)",
             );
         }
         if (self.shards as u64) * (self.replicas_per_shard as u64 + 1) > u16::MAX as u64 {
-            return err(
+            return fail(
                 "shards",
                 "shards × (replicas_per_shard + 1) ≤ 65535 tablets",
             );
@@ -467,7 +464,7 @@ impl RolloutParams {
         // Each vtgate keeps a health check per tablet: bound the pairs so a run fits in memory.
         let tablets = self.shards as u64 * (self.replicas_per_shard as u64 + 1);
         if self.vtgates as u64 * tablets > 10_000_000 {
-            return err(
+            return fail(
                 "vtgates",
                 "vtgates × tablets ≤ 1e7 (health checks, one per vtgate and tablet)",
             );
@@ -476,10 +473,10 @@ impl RolloutParams {
         let t = v.tablet_refresh_interval;
         // A shorter period would only make runs of millions of polls; vtgate takes seconds.
         if t < SimDuration::from_millis(100) {
-            return err("vtgate.tablet_refresh_interval", "a duration >= 100ms");
+            return fail("vtgate.tablet_refresh_interval", "a duration >= 100ms");
         }
         if v.poll_jitter >= t {
-            return err(
+            return fail(
                 "vtgate.poll_jitter",
                 "a duration < vtgate.tablet_refresh_interval",
             );
@@ -488,33 +485,31 @@ impl RolloutParams {
             Phase::Uniform => {}
             Phase::Clustered { window } => {
                 if *window == SimDuration::ZERO {
-                    return err("vtgate.phase.window", "a duration > 0");
+                    return fail("vtgate.phase.window", "a duration > 0");
                 }
             }
             Phase::Explicit { offsets } => {
                 if offsets.len() != self.vtgates as usize {
-                    return Err((
-                        "vtgate.phase.offsets".into(),
+                    return fail(
+                        "vtgate.phase.offsets",
                         format!(
                             "one offset per vtgate ({} offsets, found {})",
                             self.vtgates,
                             offsets.len()
-                        ),
-                    ));
+                        ));
                 }
                 if let Some(i) = offsets.iter().position(|o| *o >= t) {
-                    return Err((
+                    return fail(
                         format!("vtgate.phase.offsets[{i}]"),
-                        "an offset < vtgate.tablet_refresh_interval".into(),
-                    ));
+                        "an offset < vtgate.tablet_refresh_interval");
                 }
             }
         }
         if v.health_check_retry_delay == SimDuration::ZERO {
-            return err("vtgate.health_check_retry_delay", "a duration > 0");
+            return fail("vtgate.health_check_retry_delay", "a duration > 0");
         }
         if v.healthcheck_timeout < v.health_check_retry_delay {
-            return err(
+            return fail(
                 "vtgate.healthcheck_timeout",
                 "a duration >= vtgate.health_check_retry_delay",
             );
@@ -525,7 +520,7 @@ impl RolloutParams {
         tb.serving_after_publish
             .check("tablets.serving_after_publish")?;
         if !(tb.readiness_flaps_per_hour >= 0.0 && tb.readiness_flaps_per_hour.is_finite()) {
-            return err("tablets.readiness_flaps_per_hour", "a finite rate >= 0");
+            return fail("tablets.readiness_flaps_per_hour", "a finite rate >= 0");
         }
         let o = &self.operator;
         o.step_latency.check("operator.step_latency")?;
@@ -533,42 +528,40 @@ impl RolloutParams {
         let w = &self.workload;
         // Query counts are u64 sums of Poisson draws: keep them far from overflow.
         if !(w.replica_read_rps >= 0.0 && w.replica_read_rps <= 1e7) {
-            return err(
+            return fail(
                 "workload.replica_read_rps",
                 "a rate between 0 and 1e7 per second",
             );
         }
         if !(w.primary_write_rps >= 0.0 && w.primary_write_rps <= 1e7) {
-            return err(
+            return fail(
                 "workload.primary_write_rps",
                 "a rate between 0 and 1e7 per second",
             );
         }
         if self.horizon == SimDuration::ZERO {
-            return err("horizon", "a duration > 0");
+            return fail("horizon", "a duration > 0");
         }
         // A rollout that never completes (a huge gate or delay) runs to the horizon, polling
         // all the way: bound the polls so such a run ends in seconds (6h x 10 vtgates at 1m
         // is 3600).
         let polls = self.vtgates as f64 * self.horizon.as_secs_f64() / t.as_secs_f64();
         if polls > 1e7 {
-            return Err((
-                "horizon".into(),
+            return fail(
+                "horizon",
                 format!(
                     "at most 1e7 topology polls (vtgates x horizon / \
                      vtgate.tablet_refresh_interval); found {polls:.3e}"
-                ),
-            ));
+                ));
         }
         // Each poll diffs every tablet record: not events, but the same kind of work.
         if polls * tablets as f64 > 1e10 {
-            return Err((
-                "horizon".into(),
+            return fail(
+                "horizon",
                 format!(
                     "at most 1e10 tablet-record diffs (topology polls x tablets); found {:.3e}",
                     polls * tablets as f64
-                ),
-            ));
+                ));
         }
         crate::model::check_events(&self.event_terms())
     }

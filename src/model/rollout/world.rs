@@ -3,6 +3,7 @@
 //! [`super::operator`], [`super::workload`].
 
 use super::event::Event;
+use super::metrics::Burst;
 use super::params::{Phase, RolloutParams, WorkloadMode};
 use crate::sim::rng::{exponential, stream_id, uniform01};
 use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
@@ -189,6 +190,8 @@ pub struct RolloutWorld {
     pub poll_log: Vec<(u16, SimTime)>,
     /// Closed exposure intervals.
     pub exposures: Vec<Exposure>,
+    /// The exposures with errors merged into bursts (filled when the run ends).
+    pub bursts: Vec<Burst>,
     /// Successful replica reads.
     pub reads_ok: u64,
     /// Reads routed to a dead tablet.
@@ -333,6 +336,7 @@ impl RolloutWorld {
             // Sized for a typical rollout (a few polls per vtgate), to spare regrowth.
             poll_log: Vec::with_capacity(m * 8),
             exposures: Vec::with_capacity(m),
+            bursts: Vec::new(),
             reads_ok: 0,
             reads_dead: 0,
             reads_none: 0,

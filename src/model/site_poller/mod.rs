@@ -61,16 +61,18 @@ pub use params::{
 pub use tracker::{Backoff, ProbeResult, SiteState, SiteTracker, Thresholds};
 pub use world::{FailoverRec, FaultRec, PollRec, SitePollerWorld, TransitionRec};
 
-use super::{close_run, Artifact, MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::SimTime;
+use super::{Artifact, Model, Run, RunOptions};
+use crate::model::kit::Checked;
+use crate::sim::{RunEnd, SimTime, Simulation, Trace};
 
 /// The site-poller model.
 pub struct SitePoller;
 
-/// Everything one run produced, for tests and tools that need more than the metric row.
-pub struct SitePollerRun {
-    /// The metric row, digest, report and artifacts.
-    pub output: RunOutput,
+/// One site-poller run: its output and its [`SitePollerDetail`].
+pub type SitePollerRun = Run<SitePoller>;
+
+/// What a site-poller run keeps besides the metric row, for tests and tools.
+pub struct SitePollerDetail {
     /// Every state transition.
     pub transitions: Vec<TransitionRec>,
     /// Every Poll (when asked for).
@@ -81,23 +83,13 @@ pub struct SitePollerRun {
     pub failovers: Vec<FailoverRec>,
     /// Site names.
     pub site_names: Vec<String>,
-    /// When the run ended.
-    pub end: SimTime,
 }
 
-impl SitePollerRun {
+impl SitePollerDetail {
     /// Detection delay of fault `i` in seconds (None: not detected, or nothing to detect).
     pub fn detection_s(&self, i: usize) -> Option<f64> {
         let f = self.faults.get(i)?;
         (f.detected != SimTime::MAX).then(|| f.detected.since(f.start).as_secs_f64())
-    }
-    /// The value of metric `name`.
-    pub fn metric(&self, name: &str) -> f64 {
-        let i = report::defs()
-            .iter()
-            .position(|d| d.name == name)
-            .unwrap_or_else(|| panic!("no metric {name}"));
-        self.output.metrics[i]
     }
 }
 
@@ -108,48 +100,59 @@ pub fn run_detailed(
     opts: RunOptions,
     log_polls: bool,
 ) -> SitePollerRun {
-    let mut sim = SitePollerWorld::simulation(p, seed, opts.trace, log_polls || opts.report);
-    sim.run_until(SimTime::ZERO + p.horizon);
-    let (end, events) = (sim.now(), sim.events());
-    let metrics = report::values(&sim.world, end, events);
-    let (w, fin) = close_run(sim, &report::defs(), metrics);
-    let (text, artifacts) = if opts.report {
-        (
-            Some(report::timeline(&w, p, &fin.metrics, &fin.digest, end)),
-            vec![
-                Artifact::Text {
-                    name: "transitions.csv".into(),
-                    text: report::transitions_csv(&w),
-                },
-                Artifact::Text {
-                    name: "polls.csv".into(),
-                    text: report::polls_csv(&w),
-                },
-            ],
-        )
-    } else {
-        (None, vec![])
-    };
-    SitePollerRun {
-        output: RunOutput::new(fin, text, artifacts),
-        site_names: w.sites.iter().map(|s| s.name.clone()).collect(),
-        transitions: w.transitions,
-        polls: w.polls,
-        faults: w.faults,
-        failovers: w.failovers,
-        end,
-    }
+    super::run_with(p, seed, opts, log_polls)
 }
 
 impl Model for SitePoller {
     type Params = SitePollerParams;
-    fn validate(p: &SitePollerParams) -> Result<(), (String, String)> {
+    type World = SitePollerWorld;
+    type Metrics = report::SitePollerMetrics;
+    type Detail = SitePollerDetail;
+    fn validate(p: &SitePollerParams) -> Checked {
         p.check()
     }
-    fn metric_defs() -> Vec<MetricDef> {
-        report::defs()
+    /// `logs`: keep every Poll.
+    fn simulation(
+        p: &SitePollerParams,
+        seed: u64,
+        trace: Trace,
+        logs: bool,
+    ) -> Simulation<SitePollerWorld> {
+        SitePollerWorld::simulation(p, seed, trace, logs)
     }
-    fn run(p: &SitePollerParams, seed: u64, opts: RunOptions) -> RunOutput {
-        run_detailed(p, seed, opts, false).output
+    fn horizon(p: &SitePollerParams, _w: &SitePollerWorld) -> SimTime {
+        SimTime::ZERO + p.horizon
+    }
+    fn metrics(
+        _p: &SitePollerParams,
+        w: &SitePollerWorld,
+        end: SimTime,
+        events: u64,
+    ) -> Self::Metrics {
+        report::values(w, end, events)
+    }
+    fn report(p: &SitePollerParams, w: &SitePollerWorld, run: &RunEnd) -> String {
+        report::timeline(w, p, &run.metrics, &run.digest, run.end)
+    }
+    fn artifacts(_p: &SitePollerParams, w: &SitePollerWorld, _end: SimTime) -> Vec<Artifact> {
+        vec![
+            Artifact::Text {
+                name: "transitions.csv".into(),
+                text: report::transitions_csv(w),
+            },
+            Artifact::Text {
+                name: "polls.csv".into(),
+                text: report::polls_csv(w),
+            },
+        ]
+    }
+    fn detail(_p: &SitePollerParams, w: SitePollerWorld, _end: SimTime) -> SitePollerDetail {
+        SitePollerDetail {
+            site_names: w.sites.iter().map(|s| s.name.clone()).collect(),
+            transitions: w.transitions,
+            polls: w.polls,
+            faults: w.faults,
+            failovers: w.failovers,
+        }
     }
 }

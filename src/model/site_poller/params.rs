@@ -9,6 +9,7 @@
 
 pub use crate::model::dist::DurationDist;
 use crate::sim::SimDuration;
+use crate::model::kit::{fail, probability, Checked};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of the site-poller model (`spec/site_poller.md`).
@@ -413,78 +414,76 @@ impl SitePollerParams {
         self.sites.iter().position(|s| s.name == name)
     }
 
-    /// Check what serde cannot: `Err((field path, what was expected))`.
-    pub fn check(&self) -> Result<(), (String, String)> {
-        let err = |f: &str, m: &str| Err((f.to_string(), m.to_string()));
+    /// Check what serde cannot: a [`ParamError`](crate::model::ParamError) naming the field.
+    pub fn check(&self) -> Checked {
         if self.sites.is_empty() {
-            return err("sites", "at least one site");
+            return fail("sites", "at least one site");
         }
         if self.sites.len() > u16::MAX as usize {
-            return err("sites", "at most 65535 sites");
+            return fail("sites", "at most 65535 sites");
         }
         for (i, s) in self.sites.iter().enumerate() {
             if s.name.is_empty() {
-                return err(&format!("sites[{i}].name"), "a non-empty name");
+                return fail(format!("sites[{i}].name"), "a non-empty name");
             }
             if self.sites[..i].iter().any(|o| o.name == s.name) {
-                return err(&format!("sites[{i}].name"), "a name no other site has");
+                return fail(format!("sites[{i}].name"), "a name no other site has");
             }
             if let Some(p) = s.flaky_p {
-                check_p(p, &format!("sites[{i}].flaky_p"))?;
+                probability(&format!("sites[{i}].flaky_p"), p)?;
             }
         }
         let pl = &self.poller;
         if pl.poll_interval == SimDuration::ZERO {
-            return err(
+            return fail(
                 "poller.poll_interval",
                 "a duration > 0 (an omitted value is 2s)",
             );
         }
         if pl.failure_threshold == 0 {
-            return err("poller.failure_threshold", "an integer >= 1");
+            return fail("poller.failure_threshold", "an integer >= 1");
         }
         if pl.recovery_threshold == 0 {
-            return err("poller.recovery_threshold", "an integer >= 1");
+            return fail("poller.recovery_threshold", "an integer >= 1");
         }
         if pl.max_backoff_exponent > 20 {
-            return err("poller.max_backoff_exponent", "an integer in 0..=20");
+            return fail("poller.max_backoff_exponent", "an integer in 0..=20");
         }
         if pl.max_interval < pl.poll_interval {
-            return err("poller.max_interval", "a duration >= poller.poll_interval");
+            return fail("poller.max_interval", "a duration >= poller.poll_interval");
         }
         let pr = &self.probes;
         if pr.probe_timeout == SimDuration::ZERO {
-            return err("probes.probe_timeout", "a duration > 0");
+            return fail("probes.probe_timeout", "a duration > 0");
         }
         if pr.driver_timeout == SimDuration::ZERO {
-            return err("probes.driver_timeout", "a duration > 0");
+            return fail("probes.driver_timeout", "a duration > 0");
         }
-        check_p(pr.flaky_p, "probes.flaky_p")?;
-        check_dist(&pr.answer_latency, "probes.answer_latency")?;
-        check_dist(&pr.refused_latency, "probes.refused_latency")?;
-        check_dist(&pr.other_extras, "probes.other_extras")?;
+        probability("probes.flaky_p", pr.flaky_p)?;
+        pr.answer_latency.check("probes.answer_latency")?;
+        pr.refused_latency.check("probes.refused_latency")?;
+        pr.other_extras.check("probes.other_extras")?;
         for (i, f) in self.faults.iter().enumerate() {
             if self.site_index(&f.site).is_none() {
                 let names: Vec<&str> = self.sites.iter().map(|s| s.name.as_str()).collect();
-                return Err((
+                return fail(
                     format!("faults[{i}].site"),
-                    format!("one of the site names: {}", names.join(", ")),
-                ));
+                    format!("one of the site names: {}", names.join(", ")));
             }
             if let FaultKind::Flaky { p } = f.kind {
-                check_p(p, &format!("faults[{i}].kind.p"))?;
+                probability(&format!("faults[{i}].kind.p"), p)?;
             }
             if let FaultPhase::Uniform { window } = f.phase {
                 if window == SimDuration::ZERO {
-                    return err(&format!("faults[{i}].phase.window"), "a duration > 0");
+                    return fail(format!("faults[{i}].phase.window"), "a duration > 0");
                 }
             }
             if f.duration == Some(SimDuration::ZERO) {
-                return err(&format!("faults[{i}].duration"), "a duration > 0, or none");
+                return fail(format!("faults[{i}].duration"), "a duration > 0, or none");
             }
         }
         let fo = &self.failover;
-        check_p(fo.failure_p, "failover.failure_p")?;
+        probability("failover.failure_p", fo.failure_p)?;
         for (d, name) in [
             (&fo.gtid_pick, "gtid_pick"),
             (&fo.relay_drain, "relay_drain"),
@@ -492,27 +491,25 @@ impl SitePollerParams {
             (&fo.confirm, "confirm"),
             (&fo.dns, "dns"),
         ] {
-            check_dist(d, &format!("failover.{name}"))?;
+            d.check(&format!("failover.{name}"))?;
         }
         if self.horizon == SimDuration::ZERO {
-            return err("horizon", "a duration > 0");
+            return fail("horizon", "a duration > 0");
         }
         // Every poll and every probe is recorded for the report: bound their number so a
         // run fits in memory and ends in seconds (4m at 2s is 120 polls; 1e6 is 23 days).
         let polls = self.horizon.as_secs_f64() / pl.poll_interval.as_secs_f64();
         if polls > 1e6 {
-            return Err((
-                "horizon".into(),
+            return fail(
+                "horizon",
                 format!(
                     "at most 1e6 poll intervals (horizon / poller.poll_interval); found {polls:.3e}"
-                ),
-            ));
+                ));
         }
         if polls * self.sites.len() as f64 > 1e7 {
-            return Err((
-                "horizon".into(),
-                "at most 1e7 probes (horizon / poller.poll_interval x sites)".into(),
-            ));
+            return fail(
+                "horizon",
+                "at most 1e7 probes (horizon / poller.poll_interval x sites)");
         }
         // These two bound the events too: a Poll is three events and at most one fence per
         // site (a period is never shorter than poller.poll_interval), a fault at most four,
@@ -522,18 +519,4 @@ impl SitePollerParams {
     }
 }
 
-fn check_p(p: f64, path: &str) -> Result<(), (String, String)> {
-    if !(0.0..=1.0).contains(&p) {
-        return Err((path.into(), "a probability in [0, 1]".into()));
-    }
-    Ok(())
-}
 
-fn check_dist(d: &DurationDist, path: &str) -> Result<(), (String, String)> {
-    if let DurationDist::Uniform { min, max } = d {
-        if max < min {
-            return Err((format!("{path}.max"), "a duration >= min".into()));
-        }
-    }
-    Ok(())
-}
