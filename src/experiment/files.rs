@@ -185,58 +185,11 @@ fn ron_options() -> ron::Options {
 }
 
 /// Models built into the binary, by file name, so the README's commands run on a fresh
-/// machine from any directory. They are named explicitly, `builtin:NAME` with NAME the file's
-/// stem (`builtin:rollout-default`); a file path never falls back to them.
-pub const EMBEDDED_MODELS: &[(&str, &str)] = &[
-    (
-        "hold-fixture.ron",
-        include_str!("../../models/hold-fixture.ron"),
-    ),
-    (
-        "rollout-default.ron",
-        include_str!("../../models/rollout-default.ron"),
-    ),
-    (
-        "incident-000.ron",
-        include_str!("../../models/incident-000.ron"),
-    ),
-    (
-        "playground.ron",
-        include_str!("../../models/playground.ron"),
-    ),
-    (
-        "connpool-default.ron",
-        include_str!("../../models/connpool-default.ron"),
-    ),
-    (
-        "proxysql-lab.ron",
-        include_str!("../../models/proxysql-lab.ron"),
-    ),
-    (
-        "proxysql-reader-fallback.ron",
-        include_str!("../../models/proxysql-reader-fallback.ron"),
-    ),
-    (
-        "proxysql-seed-1-idle-replica-dies.ron",
-        include_str!("../../models/proxysql-seed-1-idle-replica-dies.ron"),
-    ),
-    (
-        "proxysql-seed-2-read-replica-dies.ron",
-        include_str!("../../models/proxysql-seed-2-read-replica-dies.ron"),
-    ),
-    (
-        "proxysql-seed-3-both-replicas-die.ron",
-        include_str!("../../models/proxysql-seed-3-both-replicas-die.ron"),
-    ),
-    (
-        "proxysql-seed-4-writer-is-also-reader.ron",
-        include_str!("../../models/proxysql-seed-4-writer-is-also-reader.ron"),
-    ),
-    (
-        "proxysql-seed-5-writer-into-readers.ron",
-        include_str!("../../models/proxysql-seed-5-writer-into-readers.ron"),
-    ),
-];
+/// machine from any directory: every `models/*.ron`, in name order (`build.rs` lists the
+/// folder). They are named explicitly, `builtin:NAME` with NAME the file's stem
+/// (`builtin:rollout-default`); a file path never falls back to them.
+pub const EMBEDDED_MODELS: &[(&str, &str)] =
+    include!(concat!(env!("OUT_DIR"), "/embedded_models.rs"));
 
 /// How a model is named as built in: `builtin:NAME` (NAME is the shipped file's stem, e.g.
 /// `builtin:rollout-default`).
