@@ -7,24 +7,20 @@
 
 use crate::model::dist::DurationDist;
 use crate::sim::SimDuration;
-use crate::model::kit::{fail, Checked};
+use crate::model::kit::{count, fail, positive, Checked};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of the connpool model (`spec/connpool.md`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct ConnPoolParams {
     /// Which waitlist code runs (spec table "Variants").
-    #[serde(default)]
     pub variant: Variant,
     /// The pool: capacity, dial latency, setting round trips, workers.
-    #[serde(default)]
     pub pool: PoolParams,
     /// Costs of `wl.mu` and of goroutine scheduling.
-    #[serde(default)]
     pub costs: CostParams,
     /// The requests.
-    #[serde(default)]
     pub workload: WorkloadParams,
 }
 
@@ -72,86 +68,70 @@ impl Variant {
 
 /// The pool (`ConnPool`, ref §C.1-C.2, §C.5).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct PoolParams {
     /// Capacity C: at most C connections exist (`active <= capacity`). Default 20 (TxPool
     /// default size, ref §C.2; the seed's A/B harness).
-    #[serde(default = "d_capacity")]
     pub capacity: u32,
     /// Connections dialled at start (idle on the clean stack). Default 0: the pool starts
     /// empty and `getNew` dials on demand (ref §C.2 step 2).
-    #[serde(default)]
     pub prefill: u32,
     /// Time to dial a new MySQL connection (`connNew`, synchronous in the caller, ref §C.2).
     /// Default 1ms + Exp(1ms) *[inferred: local MySQL handshake]*.
-    #[serde(default = "d_dial")]
     pub dial_latency: DurationDist,
     /// One MySQL round trip for `ResetSetting` or `ApplySetting` (`execOnce`, ref §C.2
     /// "Setting cost model"). Default 500us *\[inferred\]*.
-    #[serde(default = "d_rtt")]
     pub setting_rtt: DurationDist,
     /// `maxAge`: a waiter skipped more than this many times is served next (ref §C.4: 8).
-    #[serde(default = "d_max_age")]
     pub max_age: u32,
     /// Period of the starvation worker (ref §C.5: 100 ms, #17675). `0s` disables it.
-    #[serde(default = "d_starvation")]
     pub starvation_interval: SimDuration,
     /// A request whose acquisition deadline passed before its query starts fails at once and
     /// returns the connection (spec "Pool"; ref §C.6: `execOnce` with an expired ctx). False:
     /// a post-deadline acquisition still runs its query (a TxPool caller whose request ctx
     /// outlives the 1 s pool timeout); it is then a late completion, never goodput.
-    #[serde(default = "d_true")]
     pub query_checks_deadline: bool,
 }
 
 /// `wl.mu` hold times and the Go scheduler's wake-up latency.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct CostParams {
     /// Fixed part of every `wl.mu` critical section: lock, unlock, a contended handoff, the
     /// O(1) list work (spec "The mutex is the heart of the model"). Default 200ns *[inferred:
     /// an uncontended Lock/Unlock pair is ~20 ns; a starvation-mode handoff to a parked
     /// goroutine costs more]*.
-    #[serde(default = "d_base")]
     pub base: SimDuration,
     /// Added per list node a critical section visits (pointer chase through `sync.Pool`
     /// recycled elements, mostly cache misses at depth in the thousands). Default 40ns
     /// *[inferred: "tens of nanoseconds per node", spec]*.
-    #[serde(default = "d_per_node")]
     pub per_node: SimDuration,
     /// From a waiter's goroutine becoming runnable (handoff notify or ctx.Done) to it running
     /// (`sema.notify` + helper goroutine + select, ref §C.3). Default Exp(mean 50us)
     /// *[inferred: Go scheduling latency on a loaded vttablet]*.
-    #[serde(default = "d_wakeup")]
     pub wakeup_latency: DurationDist,
 }
 
 /// The requests: arrivals, deadlines, settings, service times.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct WorkloadParams {
     /// Open-loop Poisson stages or closed-loop clients.
-    #[serde(default)]
     pub arrivals: Arrivals,
     /// Multiplies the load of every open-loop stage (the sweep knob of `pool-overload`).
     /// Default 1.
-    #[serde(default = "d_one")]
     pub load_scale: f64,
     /// Acquisition deadline (the ctx of `Get`) measured from arrival: a weighted mix.
     /// Default 75 % 1 s, 25 % 150 ms (the seed's A/B harness, ref §C.9).
-    #[serde(default = "d_deadlines")]
     pub deadline: Vec<Weighted>,
     /// Weights of the settings a request carries: index 0 is no setting (nil), 1 is s1...
     /// (at most 8). Default `[1.0]`: every request without a setting.
-    #[serde(default = "d_settings")]
     pub settings: Vec<f64>,
     /// How long a query holds its connection. Default exponential, mean 10 ms (seed harness).
-    #[serde(default = "d_service")]
     pub service: DurationDist,
     /// After the last stage no request arrives; the run goes on this long (or until nothing
     /// is in flight) so that queued requests finish. Metrics per stage count only completions
     /// inside the stage. Default 2s.
-    #[serde(default = "d_drain")]
     pub drain: SimDuration,
 }
 
@@ -210,61 +190,6 @@ impl Default for Arrivals {
     }
 }
 
-fn d_one() -> f64 {
-    1.0
-}
-fn d_true() -> bool {
-    true
-}
-fn d_capacity() -> u32 {
-    20
-}
-fn d_max_age() -> u32 {
-    8
-}
-fn d_dial() -> DurationDist {
-    DurationDist::ShiftedExponential {
-        min: SimDuration::from_millis(1),
-        mean: SimDuration::from_millis(1),
-    }
-}
-fn d_rtt() -> DurationDist {
-    DurationDist::fixed(SimDuration::from_nanos(500_000))
-}
-fn d_starvation() -> SimDuration {
-    SimDuration::from_millis(100)
-}
-fn d_base() -> SimDuration {
-    SimDuration::from_nanos(200)
-}
-fn d_per_node() -> SimDuration {
-    SimDuration::from_nanos(40)
-}
-fn d_wakeup() -> DurationDist {
-    exp(SimDuration::from_nanos(50_000))
-}
-fn d_deadlines() -> Vec<Weighted> {
-    vec![
-        Weighted {
-            weight: 0.75,
-            value: DurationDist::fixed(SimDuration::from_secs(1)),
-        },
-        Weighted {
-            weight: 0.25,
-            value: DurationDist::fixed(SimDuration::from_millis(150)),
-        },
-    ]
-}
-fn d_settings() -> Vec<f64> {
-    vec![1.0]
-}
-fn d_service() -> DurationDist {
-    exp(SimDuration::from_millis(10))
-}
-fn d_drain() -> SimDuration {
-    SimDuration::from_secs(2)
-}
-
 /// An exponential duration with mean `mean`.
 pub fn exp(mean: SimDuration) -> DurationDist {
     DurationDist::ShiftedExponential {
@@ -281,12 +206,15 @@ pub fn mean_s(d: &DurationDist) -> f64 {
 impl Default for PoolParams {
     fn default() -> Self {
         PoolParams {
-            capacity: d_capacity(),
+            capacity: 20,
             prefill: 0,
-            dial_latency: d_dial(),
-            setting_rtt: d_rtt(),
-            max_age: d_max_age(),
-            starvation_interval: d_starvation(),
+            dial_latency: DurationDist::ShiftedExponential {
+        min: SimDuration::from_millis(1),
+        mean: SimDuration::from_millis(1),
+    },
+            setting_rtt: DurationDist::fixed(SimDuration::from_nanos(500_000)),
+            max_age: 8,
+            starvation_interval: SimDuration::from_millis(100),
             query_checks_deadline: true,
         }
     }
@@ -295,9 +223,9 @@ impl Default for PoolParams {
 impl Default for CostParams {
     fn default() -> Self {
         CostParams {
-            base: d_base(),
-            per_node: d_per_node(),
-            wakeup_latency: d_wakeup(),
+            base: SimDuration::from_nanos(200),
+            per_node: SimDuration::from_nanos(40),
+            wakeup_latency: exp(SimDuration::from_nanos(50_000)),
         }
     }
 }
@@ -307,10 +235,19 @@ impl Default for WorkloadParams {
         WorkloadParams {
             arrivals: Arrivals::default(),
             load_scale: 1.0,
-            deadline: d_deadlines(),
-            settings: d_settings(),
-            service: d_service(),
-            drain: d_drain(),
+            deadline: vec![
+        Weighted {
+            weight: 0.75,
+            value: DurationDist::fixed(SimDuration::from_secs(1)),
+        },
+        Weighted {
+            weight: 0.25,
+            value: DurationDist::fixed(SimDuration::from_millis(150)),
+        },
+    ],
+            settings: vec![1.0],
+            service: exp(SimDuration::from_millis(10)),
+            drain: SimDuration::from_secs(2),
         }
     }
 }
@@ -366,7 +303,7 @@ impl ConnPoolParams {
                 prefill: c,
                 dial_latency: DurationDist::fixed(SimDuration::ZERO),
                 setting_rtt: DurationDist::fixed(SimDuration::ZERO),
-                max_age: d_max_age(),
+                max_age: PoolParams::default().max_age,
                 starvation_interval: SimDuration::ZERO,
                 query_checks_deadline: true,
             },
@@ -452,16 +389,12 @@ impl ConnPoolParams {
         ]
     }
 
-    /// Check what serde cannot. a [`ParamError`](crate::model::ParamError) naming the field.
+    /// Check what serde cannot; the error names the field.
     pub fn check(&self) -> Checked {
         let p = &self.pool;
-        if p.capacity == 0 {
-            return fail("pool.capacity", "at least 1 connection");
-        }
         // vttablet pools hold tens to a few thousand connections; every one is a slot here.
-        if p.capacity > MAX_CAPACITY {
-            return fail("pool.capacity", "at most 100000 connections");
-        }
+        let conns = ("connection", "connections");
+        count("pool.capacity", p.capacity.into(), (1, MAX_CAPACITY.into()), conns)?;
         if p.prefill > p.capacity {
             return fail("pool.prefill", "at most pool.capacity connections");
         }
@@ -536,17 +469,11 @@ impl ConnPoolParams {
                 think,
                 duration,
             } => {
-                if *clients == 0 {
-                    return fail("workload.arrivals.clients", "at least 1 client");
-                }
                 // Every client is a live request; a vttablet sees thousands, not millions.
-                if *clients > MAX_CLIENTS {
-                    return fail("workload.arrivals.clients", "at most 100000 clients");
-                }
+                let (field, noun) = ("workload.arrivals.clients", ("client", "clients"));
+                count(field, (*clients).into(), (1, MAX_CLIENTS.into()), noun)?;
                 think.check("workload.arrivals.think")?;
-                if *duration == SimDuration::ZERO {
-                    return fail("workload.arrivals.duration", "a duration > 0");
-                }
+                positive("workload.arrivals.duration", *duration)?;
             }
         }
         // Every request is simulated (and queued under overload): bound the expected count

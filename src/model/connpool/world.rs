@@ -105,16 +105,11 @@ impl<T> Mix<T> {
     }
 }
 
-/// Draw from a duration distribution in nanoseconds (exponential fast path).
+/// Draw from a duration distribution, in nanoseconds ([`DurationDist::sample`]'s rule: float
+/// seconds rounded to the nearest nanosecond).
 #[inline]
 fn draw_ns(d: &DurationDist, rng: &mut SimRng) -> u64 {
-    match d {
-        DurationDist::Fixed { value } => value.as_nanos(),
-        DurationDist::ShiftedExponential { min, mean } => min
-            .as_nanos()
-            .saturating_add((exponential(rng, mean.as_nanos() as f64) + 0.5) as u64),
-        other => other.sample(rng).as_nanos(),
-    }
+    d.sample(rng).as_nanos()
 }
 
 /// The whole modelled system.

@@ -7,92 +7,71 @@
 
 use crate::sim::rng::{exponential, standard_normal};
 use crate::sim::{SimDuration, SimRng};
-use crate::model::kit::{fail, Checked};
+use crate::model::kit::{fail, positive, Checked};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of the ProxySQL reader-routing model (`spec/proxysql.md`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct ProxysqlParams {
     /// The MySQL servers and how they sit in ProxySQL's hostgroups.
-    #[serde(default)]
     pub servers: ServersParams,
     /// The ProxySQL user the clients log in as (`mysql_users`).
-    #[serde(default)]
     pub user: UserParams,
     /// `mysql_query_rules`, evaluated in `rule_id` order.
-    #[serde(default)]
     pub query_rules: Vec<QueryRule>,
     /// The Monitor module (`mysql-monitor_*` variables).
-    #[serde(default)]
     pub monitor: MonitorParams,
     /// `mysql-*` global variables of the HostGroups Manager and the session.
-    #[serde(default)]
     pub variables: Variables,
     /// Latencies of the network and of the servers.
-    #[serde(default)]
     pub network: NetworkParams,
     /// Closed-loop sysbench clients.
-    #[serde(default)]
     pub clients: Vec<ClientParams>,
     /// Scripted faults and operator actions, with their times.
-    #[serde(default)]
     pub actions: Vec<ScriptedAction>,
     /// Where simulated time 0 falls in its wall-clock second (`time(NULL)` buckets errors and
     /// shun times). Absent: drawn uniform in [0, 1 s) per seed (stream `"wallclock"`).
-    #[serde(default)]
     pub wall_clock_offset: Option<SimDuration>,
     /// A gap longer than this without a successful read (read-only clients) is a read outage.
     /// Default 100ms *\[inferred\]*: a healthy client completes a read every ~0.2 ms.
-    #[serde(default = "d_outage_gap")]
     pub outage_gap: SimDuration,
     /// Length of the run.
-    #[serde(default = "d_horizon")]
     pub horizon: SimDuration,
 }
 
 /// The servers: one source (read_only=0) and its replicas (read_only=1), and the
 /// `mysql_servers` / `mysql_replication_hostgroups` rows built from them.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct ServersParams {
     /// The source's host name (seed: `mysql-1`). Row `(writer_hostgroup, source)`.
-    #[serde(default = "d_source")]
     pub source: String,
     /// The replicas' host names (seed: `mysql-2`, `mysql-3`). Rows `(reader_hostgroup, r)`.
-    #[serde(default = "d_replicas")]
     pub replicas: Vec<String>,
     /// Also configure the source in the reader hostgroup (the community workaround, ref §1.5).
     /// Default false: the seed's lab ("nobody had copied the writer into it").
-    #[serde(default)]
     pub writer_in_reader_hostgroup: bool,
     /// Weight of the source's reader row when it has one (ref §1.5 workaround: 1 against a
     /// large replica weight). Default 1.
-    #[serde(default = "d_one")]
     pub writer_weight_in_reader: u32,
     /// Weight of each replica row. Default 1 (the `mysql_servers.weight` default).
-    #[serde(default = "d_one")]
     pub replica_weight: u32,
     /// `mysql_replication_hostgroups.writer_hostgroup` (seed: 10).
-    #[serde(default = "d_writer_hg")]
     pub writer_hostgroup: u32,
     /// `mysql_replication_hostgroups.reader_hostgroup` (seed: 20).
-    #[serde(default = "d_reader_hg")]
     pub reader_hostgroup: u32,
 }
 
 /// The `mysql_users` row of the clients.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct UserParams {
     /// User name (seed: sbuser); for the report only.
-    #[serde(default = "d_user")]
     pub name: String,
     /// `default_hostgroup`: where a statement goes when no rule matches (seed: 10).
-    #[serde(default = "d_writer_hg")]
     pub default_hostgroup: u32,
     /// `transaction_persistent` (table default 1 since 1.4.0, ref §1.1; seed: 1).
-    #[serde(default = "d_true")]
     pub transaction_persistent: bool,
 }
 
@@ -134,91 +113,69 @@ pub enum LoopPhase {
 
 /// `mysql-monitor_*` (ref §1.1 table, `MySQL_Thread.cpp:966-1105`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct MonitorParams {
     /// `mysql-monitor_enabled` (true).
-    #[serde(default = "d_true")]
     pub enabled: bool,
     /// `mysql-monitor_ping_interval` (8000 ms since 2.0.1).
-    #[serde(default = "d_ping_interval")]
     pub ping_interval: SimDuration,
     /// `mysql-monitor_ping_timeout` (1000 ms).
-    #[serde(default = "d_1s")]
     pub ping_timeout: SimDuration,
     /// `mysql-monitor_ping_max_failures` (3): consecutive failed pings before `shun_and_killall`.
-    #[serde(default = "d_three")]
     pub ping_max_failures: u32,
     /// `mysql-monitor_connect_timeout` (600 ms). Used as whole seconds and clamped to ≥ 1 s
     /// (ref §1.1, `MySQL_Monitor.cpp:1555-1557`): it bounds every new monitor connection.
-    #[serde(default = "d_600ms")]
     pub connect_timeout: SimDuration,
     /// `mysql-monitor_read_only_interval` (1000 ms).
-    #[serde(default = "d_1s")]
     pub read_only_interval: SimDuration,
     /// `mysql-monitor_read_only_timeout` (800 ms).
-    #[serde(default = "d_800ms")]
     pub read_only_timeout: SimDuration,
     /// `mysql-monitor_read_only_max_timeout_count` (3): consecutive timeout-class read_only
     /// failures before ProxySQL assumes read_only=1.
-    #[serde(default = "d_three")]
     pub read_only_max_timeout_count: u32,
     /// `mysql-monitor_writer_is_also_reader` (code default true). The seed's lab ran with
     /// false (it set it to 'true' at 01:17:23). Consulted only at a read_only 1→0 change.
-    #[serde(default = "d_true")]
     pub writer_is_also_reader: bool,
     /// Phases of the ping and read_only loops.
-    #[serde(default)]
     pub phase: LoopPhase,
 }
 
 /// `mysql-*` globals (ref §1.1).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Variables {
     /// `mysql-shun_on_failures` (5): connect errors in one wall-clock second that shun.
-    #[serde(default = "d_five")]
     pub shun_on_failures: u32,
     /// `mysql-shun_recovery_time_sec` (10). 0 disables the normal-path unshun.
-    #[serde(default = "d_ten")]
     pub shun_recovery_time_sec: u32,
     /// `mysql-unshun_algorithm` (0). 1: unshunning a host in one hostgroup unshuns it in all.
-    #[serde(default)]
     pub unshun_algorithm: u32,
     /// `mysql-connect_retries_on_failure` (10): backend connect retries per request.
-    #[serde(default = "d_ten")]
     pub connect_retries_on_failure: u32,
     /// `mysql-connect_retries_delay` (1 ms): pause between acquisition attempts.
-    #[serde(default = "d_1ms")]
     pub connect_retries_delay: SimDuration,
     /// `mysql-connect_timeout_server` (1000 ms): one backend connect attempt.
-    #[serde(default = "d_1s")]
     pub connect_timeout_server: SimDuration,
     /// `mysql-connect_timeout_server_max` (10000 ms): budget from query start; then ERR 9001.
-    #[serde(default = "d_10s")]
     pub connect_timeout_server_max: SimDuration,
     /// `mysql-query_retries_on_failure` (1): re-execute on a new connection when safe.
-    #[serde(default = "d_one")]
     pub query_retries_on_failure: u32,
 }
 
 /// Latencies *\[inferred\]*: a docker bridge on one host.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct NetworkParams {
     /// A successful new backend connection (TCP + MySQL handshake + auth). Default 1ms.
-    #[serde(default = "d_1ms")]
     pub connect_latency: SimDuration,
     /// A connect to a killed container fails after this: its DNS name is gone ("Unknown
     /// server host 'mysql-3' (-2)", seed). Default 2ms. A session's connect ends at
     /// `connect_timeout_server` and a Monitor check at its timeout if this is longer.
-    #[serde(default = "d_2ms")]
     pub refused_latency: SimDuration,
     /// A statement on a connection whose server died or restarted fails after this
     /// (2013 Lost connection). Default 1ms.
-    #[serde(default = "d_1ms")]
     pub dead_connection_latency: SimDuration,
     /// A monitor ping or read_only check answered by a live server. Default 1ms.
-    #[serde(default = "d_1ms")]
     pub monitor_check_latency: SimDuration,
 }
 
@@ -761,9 +718,7 @@ impl ProxysqlParams {
                 return fail(format!("actions[{i}].at"), "a time ≤ horizon");
             }
         }
-        if self.horizon == SimDuration::ZERO {
-            return fail("horizon", "a duration > 0");
-        }
+        positive("horizon", self.horizon)?;
         // Every statement is simulated (~5e6 a second of wall time): bound the expected count
         // so that a run ends in well under a minute (the seed's 90 s lab is ~2e6).
         let statements: f64 = self
@@ -836,24 +791,42 @@ impl ProxysqlParams {
     }
 }
 
+impl Default for ProxysqlParams {
+    fn default() -> Self {
+        ProxysqlParams {
+            servers: ServersParams::default(),
+            user: UserParams::default(),
+            query_rules: vec![],
+            monitor: MonitorParams::default(),
+            variables: Variables::default(),
+            network: NetworkParams::default(),
+            clients: vec![],
+            actions: vec![],
+            wall_clock_offset: None,
+            outage_gap: SimDuration::from_millis(100),
+            horizon: SimDuration::from_secs(60),
+        }
+    }
+}
+
 impl Default for ServersParams {
     fn default() -> Self {
         ServersParams {
-            source: d_source(),
-            replicas: d_replicas(),
+            source: "mysql-1".into(),
+            replicas: vec!["mysql-2".into(), "mysql-3".into()],
             writer_in_reader_hostgroup: false,
             writer_weight_in_reader: 1,
             replica_weight: 1,
-            writer_hostgroup: d_writer_hg(),
-            reader_hostgroup: d_reader_hg(),
+            writer_hostgroup: 10,
+            reader_hostgroup: 20,
         }
     }
 }
 impl Default for UserParams {
     fn default() -> Self {
         UserParams {
-            name: d_user(),
-            default_hostgroup: d_writer_hg(),
+            name: "sbuser".into(),
+            default_hostgroup: 10,
             transaction_persistent: true,
         }
     }
@@ -862,12 +835,12 @@ impl Default for MonitorParams {
     fn default() -> Self {
         MonitorParams {
             enabled: true,
-            ping_interval: d_ping_interval(),
-            ping_timeout: d_1s(),
+            ping_interval: SimDuration::from_millis(8000),
+            ping_timeout: SimDuration::from_secs(1),
             ping_max_failures: 3,
-            connect_timeout: d_600ms(),
-            read_only_interval: d_1s(),
-            read_only_timeout: d_800ms(),
+            connect_timeout: SimDuration::from_millis(600),
+            read_only_interval: SimDuration::from_secs(1),
+            read_only_timeout: SimDuration::from_millis(800),
             read_only_max_timeout_count: 3,
             writer_is_also_reader: true,
             phase: LoopPhase::Uniform,
@@ -881,9 +854,9 @@ impl Default for Variables {
             shun_recovery_time_sec: 10,
             unshun_algorithm: 0,
             connect_retries_on_failure: 10,
-            connect_retries_delay: d_1ms(),
-            connect_timeout_server: d_1s(),
-            connect_timeout_server_max: d_10s(),
+            connect_retries_delay: SimDuration::from_millis(1),
+            connect_timeout_server: SimDuration::from_secs(1),
+            connect_timeout_server_max: SimDuration::from_secs(10),
             query_retries_on_failure: 1,
         }
     }
@@ -891,73 +864,25 @@ impl Default for Variables {
 impl Default for NetworkParams {
     fn default() -> Self {
         NetworkParams {
-            connect_latency: d_1ms(),
-            refused_latency: d_2ms(),
-            dead_connection_latency: d_1ms(),
-            monitor_check_latency: d_1ms(),
+            connect_latency: SimDuration::from_millis(1),
+            refused_latency: SimDuration::from_millis(2),
+            dead_connection_latency: SimDuration::from_millis(1),
+            monitor_check_latency: SimDuration::from_millis(1),
         }
     }
 }
 
-fn d_source() -> String {
-    "mysql-1".into()
-}
-fn d_replicas() -> Vec<String> {
-    vec!["mysql-2".into(), "mysql-3".into()]
-}
-fn d_user() -> String {
-    "sbuser".into()
-}
-fn d_writer_hg() -> u32 {
-    10
-}
-fn d_reader_hg() -> u32 {
-    20
-}
 fn d_true() -> bool {
     true
 }
 fn d_one() -> u32 {
     1
 }
-fn d_three() -> u32 {
-    3
-}
 fn d_four() -> u32 {
     4
 }
-fn d_five() -> u32 {
-    5
-}
 fn d_ten() -> u32 {
     10
-}
-fn d_1ms() -> SimDuration {
-    SimDuration::from_millis(1)
-}
-fn d_2ms() -> SimDuration {
-    SimDuration::from_millis(2)
-}
-fn d_600ms() -> SimDuration {
-    SimDuration::from_millis(600)
-}
-fn d_800ms() -> SimDuration {
-    SimDuration::from_millis(800)
-}
-fn d_1s() -> SimDuration {
-    SimDuration::from_secs(1)
-}
-fn d_10s() -> SimDuration {
-    SimDuration::from_secs(10)
-}
-fn d_ping_interval() -> SimDuration {
-    SimDuration::from_millis(8000)
-}
-fn d_outage_gap() -> SimDuration {
-    SimDuration::from_millis(100)
-}
-fn d_horizon() -> SimDuration {
-    SimDuration::from_secs(60)
 }
 fn d_latency() -> Latency {
     Latency::LogNormal {

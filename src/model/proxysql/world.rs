@@ -2,6 +2,7 @@
 //! the scripted actions; construction from parameters and the event dispatch. Behaviour lives
 //! beside it: [`super::hostgroups`], [`super::monitor`], [`super::client`].
 
+use crate::model::dist::uniform_offset;
 use super::client::{ClientState, Pending, Stmt, Thread};
 use super::event::Event;
 use super::hostgroups::{HostGroups, PickStats, Status};
@@ -257,16 +258,8 @@ impl ProxysqlWorld {
                 LoopPhase::Fixed { ping, read_only } => (*ping, *read_only),
                 LoopPhase::Uniform => {
                     let mut r = stream(seed, "monitor", 0);
-                    let a = uniform01(&mut r);
-                    let b = uniform01(&mut r);
-                    (
-                        SimDuration::from_nanos(
-                            (a * p.monitor.ping_interval.as_nanos() as f64) as u64,
-                        ),
-                        SimDuration::from_nanos(
-                            (b * p.monitor.read_only_interval.as_nanos() as f64) as u64,
-                        ),
-                    )
+                    let ping = uniform_offset(&mut r, p.monitor.ping_interval);
+                    (ping, uniform_offset(&mut r, p.monitor.read_only_interval))
                 }
             };
             sim.schedule(SimTime::ZERO + ping, Event::PingRound);

@@ -6,7 +6,8 @@
 
 use super::event::Event;
 use super::world::{RestartRec, RolloutWorld, NONE};
-use crate::sim::rng::{exponential, uniform01};
+use crate::model::dist::uniform_offset;
+use crate::sim::rng::exponential;
 use crate::sim::{Scheduler, SimDuration, SimTime};
 
 impl RolloutWorld {
@@ -133,7 +134,7 @@ impl RolloutWorld {
         let phase = if period == SimDuration::ZERO {
             SimDuration::ZERO
         } else {
-            SimDuration::from_nanos((uniform01(tab.rng.get()) * period.as_nanos() as f64) as u64)
+            uniform_offset(tab.rng.get(), period)
         };
         tab.probe_origin = now + phase;
         s.after(sap, Event::Serve { tablet: t as u16 });

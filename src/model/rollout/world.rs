@@ -5,6 +5,7 @@
 use super::event::Event;
 use super::metrics::Burst;
 use super::params::{Phase, RolloutParams, WorkloadMode};
+use crate::model::dist::{offset_of, uniform_offset};
 use crate::sim::rng::{exponential, stream_id, uniform01};
 use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
 use rand::SeedableRng;
@@ -264,7 +265,7 @@ impl RolloutWorld {
             let mut rng = stream(seed, "vtgate", g as u32);
             let u = uniform01(&mut rng);
             let phase = match &p.vtgate.phase {
-                Phase::Uniform => SimDuration::from_nanos((u * tper.as_nanos() as f64) as u64),
+                Phase::Uniform => offset_of(u, tper),
                 Phase::Clustered { window } => {
                     let x = fleet_base * tper.as_nanos() as f64 + u * window.as_nanos() as f64;
                     SimDuration::from_nanos((x as u64) % tper.as_nanos())
@@ -436,7 +437,7 @@ pub fn jitter(rng: &mut SimRng, j: SimDuration) -> SimDuration {
     if j == SimDuration::ZERO {
         SimDuration::ZERO
     } else {
-        SimDuration::from_nanos((uniform01(rng) * j.as_nanos() as f64) as u64)
+        uniform_offset(rng, j)
     }
 }
 

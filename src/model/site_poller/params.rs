@@ -9,7 +9,7 @@
 
 pub use crate::model::dist::DurationDist;
 use crate::sim::SimDuration;
-use crate::model::kit::{fail, probability, Checked};
+use crate::model::kit::{fail, positive, probability, Checked};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of the site-poller model (`spec/site_poller.md`).
@@ -89,75 +89,59 @@ pub enum LoopDriver {
 
 /// The poll loop (`TopologyManager.Run`, `adaptivePollInterval`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct PollerParams {
     /// `spec.pollInterval`: 2 s (types.go kubebuilder default; the reconciler also
     /// hard-defaults a nil pointer to 2 s, seed). Must be > 0.
-    #[serde(default = "d_2s")]
     pub poll_interval: SimDuration,
     /// `spec.failureThreshold`: consecutive errors before Unreachable. 3 (types.go, min 1).
-    #[serde(default = "d_3")]
     pub failure_threshold: u32,
     /// `spec.recoveryThreshold`: consecutive writable answers before Writable on a
     /// primary-candidate. 2 (types.go, min 1).
-    #[serde(default = "d_2")]
     pub recovery_threshold: u32,
     /// Multiply the interval by 2^(worst fail count − failure_threshold) (ref §2.4). On in the
     /// current code; off reproduces versions before the backoff.
-    #[serde(default = "d_true")]
     pub adaptive_backoff: bool,
     /// `maxPollBackoffExponent` = 4 (topology.go).
-    #[serde(default = "d_4")]
     pub max_backoff_exponent: u32,
     /// The backoff's hard cap: 30 s (`adaptivePollInterval`).
-    #[serde(default = "d_30s")]
     pub max_interval: SimDuration,
     /// The loop driver: `(kind: "TimerAfterCycle")` (default, current code) or
     /// `(kind: "Ticker")`.
-    #[serde(default)]
     pub driver: LoopDriver,
     /// When the operator starts (its first Poll runs at once, ref §2.4; the ticker's phase is
     /// this instant). Default 0.
-    #[serde(default)]
     pub start: SimDuration,
 }
 
 /// Probe and per-poll I/O latencies (ref §2.5, §2.7).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct ProbeParams {
     /// `context.WithTimeout(ctx, 5*time.Second)` around every probe (`Poll.pollSite`).
-    #[serde(default = "d_5s")]
     pub probe_timeout: SimDuration,
     /// Driver dial/read/write timeout `statusNetTimeout` = 4 s (checker.go, current code): a
     /// black-holed site's probe fails at min(driver_timeout, probe_timeout). Older versions:
     /// set it ≥ probe_timeout (5 s).
-    #[serde(default = "d_4s")]
     pub driver_timeout: SimDuration,
     /// Latency of an answered query over the held connection (one round trip plus MySQL).
     /// Default Uniform(1ms, 3ms) *\[inferred\]*.
-    #[serde(default = "d_healthy")]
     pub answer_latency: DurationDist,
     /// Latency of a refused probe (RST / kube-proxy REJECT: about one round trip, ref §2.7), and
     /// of a transient (flaky) error. Default Fixed 1ms *\[inferred\]*.
-    #[serde(default = "d_refused")]
     pub refused_latency: DurationDist,
     /// Probability that any probe of an answering site fails (a transient error: every error
     /// counts, ref §2.10 #14). Default 0. A site's own `flaky_p` replaces it.
-    #[serde(default)]
     pub flaky_p: f64,
     /// `SHOW REPLICA STATUS` on every site believed ReadOnly, one after another after the
     /// probes (ref §2.5 step 9), each as long as a query to that site (≤ 5 s when it is dark).
-    #[serde(default = "d_true")]
     pub replica_status_extra: bool,
     /// `fenceWritableNonPromotableSites`: every poll, `SET GLOBAL super_read_only=ON` on each
     /// non-promotable site believed Writable; it makes an answering site read-only (ref §2.5
     /// step 4).
-    #[serde(default = "d_true")]
     pub fence_non_promotable: bool,
     /// Everything else a Poll does serially (convergence, recovery, DNS apply, GTID reads):
     /// one draw per poll. Default Fixed 0 *\[inferred\]*.
-    #[serde(default = "d_zero")]
     pub other_extras: DurationDist,
 }
 
@@ -222,116 +206,49 @@ pub struct Fault {
 
 /// The cross-site failover layer (ref §2.6; failover.mdx).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct FailoverParams {
     /// Model `applyCrossSiteAction` promotions. Default off (the poller alone).
-    #[serde(default)]
     pub enabled: bool,
     /// `spec.failoverCooldown`: 5 m (types.go; code fallback when 0).
-    #[serde(default = "d_5m")]
     pub cooldown: SimDuration,
     /// false (code): a promotion is attempted only in a Poll with a per-site state transition,
     /// so a blocked or failed one waits for the next transition. true: every Poll (what the
     /// failure matrix in the docs suggests). Ref §2.6 "promotion is only retried on transitions".
-    #[serde(default)]
     pub retry_every_poll: bool,
     /// `pickFreshestCandidate`: `GTID_EXECUTED` on every candidate in parallel (≤ 5 s each).
     /// Default Fixed 10ms *\[inferred\]*.
-    #[serde(default = "d_10ms")]
     pub gtid_pick: DurationDist,
     /// `WaitForRelayLogDrain`: 0 when the candidate is caught up, up to `drain_budget`.
     /// Default Uniform(0s, 1s) *[inferred: the measured clean-kill case is caught up]*.
-    #[serde(default = "d_drain")]
     pub relay_drain: DurationDist,
     /// The drain's budget: 30 s, non-fatal on expiry (failover.go).
-    #[serde(default = "d_30s")]
     pub drain_budget: SimDuration,
     /// `STOP REPLICA; RESET REPLICA ALL; SET GLOBAL super_read_only=OFF; read_only=OFF`.
     /// Default Fixed 20ms *\[inferred\]*.
-    #[serde(default = "d_20ms")]
     pub promotion_sql: DurationDist,
     /// `confirmWritable` (≤ 5 s). Default Fixed 5ms *\[inferred\]*.
-    #[serde(default = "d_5ms")]
     pub confirm: DurationDist,
     /// `applyDNS` and the rest of the Poll after the promotion. Default Fixed 100ms *\[inferred\]*.
-    #[serde(default = "d_100ms")]
     pub dns: DurationDist,
     /// Probability that a promotion fails at a fatal step (no cooldown is then recorded).
     /// Default 0.
-    #[serde(default)]
     pub failure_p: f64,
 }
 
 fn d_horizon() -> SimDuration {
     SimDuration::from_secs(600)
 }
-fn d_2s() -> SimDuration {
-    SimDuration::from_secs(2)
-}
-fn d_4s() -> SimDuration {
-    SimDuration::from_secs(4)
-}
-fn d_5s() -> SimDuration {
-    SimDuration::from_secs(5)
-}
-fn d_30s() -> SimDuration {
-    SimDuration::from_secs(30)
-}
-fn d_5m() -> SimDuration {
-    SimDuration::from_secs(300)
-}
-fn d_2() -> u32 {
-    2
-}
-fn d_3() -> u32 {
-    3
-}
-fn d_4() -> u32 {
-    4
-}
-fn d_true() -> bool {
-    true
-}
-fn d_healthy() -> DurationDist {
-    DurationDist::Uniform {
-        min: SimDuration::from_millis(1),
-        max: SimDuration::from_millis(3),
-    }
-}
-fn d_refused() -> DurationDist {
-    DurationDist::fixed(SimDuration::from_millis(1))
-}
-fn d_zero() -> DurationDist {
-    DurationDist::fixed(SimDuration::ZERO)
-}
-fn d_10ms() -> DurationDist {
-    DurationDist::fixed(SimDuration::from_millis(10))
-}
-fn d_20ms() -> DurationDist {
-    DurationDist::fixed(SimDuration::from_millis(20))
-}
-fn d_5ms() -> DurationDist {
-    DurationDist::fixed(SimDuration::from_millis(5))
-}
-fn d_100ms() -> DurationDist {
-    DurationDist::fixed(SimDuration::from_millis(100))
-}
-fn d_drain() -> DurationDist {
-    DurationDist::Uniform {
-        min: SimDuration::ZERO,
-        max: SimDuration::from_secs(1),
-    }
-}
 
 impl Default for PollerParams {
     fn default() -> Self {
         PollerParams {
-            poll_interval: d_2s(),
+            poll_interval: SimDuration::from_secs(2),
             failure_threshold: 3,
             recovery_threshold: 2,
             adaptive_backoff: true,
             max_backoff_exponent: 4,
-            max_interval: d_30s(),
+            max_interval: SimDuration::from_secs(30),
             driver: LoopDriver::TimerAfterCycle,
             start: SimDuration::ZERO,
         }
@@ -341,14 +258,17 @@ impl Default for PollerParams {
 impl Default for ProbeParams {
     fn default() -> Self {
         ProbeParams {
-            probe_timeout: d_5s(),
-            driver_timeout: d_4s(),
-            answer_latency: d_healthy(),
-            refused_latency: d_refused(),
+            probe_timeout: SimDuration::from_secs(5),
+            driver_timeout: SimDuration::from_secs(4),
+            answer_latency: DurationDist::Uniform {
+        min: SimDuration::from_millis(1),
+        max: SimDuration::from_millis(3),
+    },
+            refused_latency: DurationDist::fixed(SimDuration::from_millis(1)),
             flaky_p: 0.0,
             replica_status_extra: true,
             fence_non_promotable: true,
-            other_extras: d_zero(),
+            other_extras: DurationDist::fixed(SimDuration::ZERO),
         }
     }
 }
@@ -357,14 +277,17 @@ impl Default for FailoverParams {
     fn default() -> Self {
         FailoverParams {
             enabled: false,
-            cooldown: d_5m(),
+            cooldown: SimDuration::from_secs(300),
             retry_every_poll: false,
-            gtid_pick: d_10ms(),
-            relay_drain: d_drain(),
-            drain_budget: d_30s(),
-            promotion_sql: d_20ms(),
-            confirm: d_5ms(),
-            dns: d_100ms(),
+            gtid_pick: DurationDist::fixed(SimDuration::from_millis(10)),
+            relay_drain: DurationDist::Uniform {
+        min: SimDuration::ZERO,
+        max: SimDuration::from_secs(1),
+    },
+            drain_budget: SimDuration::from_secs(30),
+            promotion_sql: DurationDist::fixed(SimDuration::from_millis(20)),
+            confirm: DurationDist::fixed(SimDuration::from_millis(5)),
+            dns: DurationDist::fixed(SimDuration::from_millis(100)),
             failure_p: 0.0,
         }
     }
@@ -397,7 +320,7 @@ impl SitePollerParams {
     /// Every latency zero (answers, refusals, extras, failover steps): the closed-form setting.
     /// Dark and hung probes keep their timeouts.
     pub fn zero_latencies(mut self) -> Self {
-        let z = d_zero();
+        let z = DurationDist::fixed(SimDuration::ZERO);
         self.probes.answer_latency = z.clone();
         self.probes.refused_latency = z.clone();
         self.probes.other_extras = z.clone();
@@ -414,7 +337,7 @@ impl SitePollerParams {
         self.sites.iter().position(|s| s.name == name)
     }
 
-    /// Check what serde cannot: a [`ParamError`](crate::model::ParamError) naming the field.
+    /// Check what serde cannot; the error names the field.
     pub fn check(&self) -> Checked {
         if self.sites.is_empty() {
             return fail("sites", "at least one site");
@@ -453,12 +376,8 @@ impl SitePollerParams {
             return fail("poller.max_interval", "a duration >= poller.poll_interval");
         }
         let pr = &self.probes;
-        if pr.probe_timeout == SimDuration::ZERO {
-            return fail("probes.probe_timeout", "a duration > 0");
-        }
-        if pr.driver_timeout == SimDuration::ZERO {
-            return fail("probes.driver_timeout", "a duration > 0");
-        }
+        positive("probes.probe_timeout", pr.probe_timeout)?;
+        positive("probes.driver_timeout", pr.driver_timeout)?;
         probability("probes.flaky_p", pr.flaky_p)?;
         pr.answer_latency.check("probes.answer_latency")?;
         pr.refused_latency.check("probes.refused_latency")?;
@@ -474,9 +393,7 @@ impl SitePollerParams {
                 probability(&format!("faults[{i}].kind.p"), p)?;
             }
             if let FaultPhase::Uniform { window } = f.phase {
-                if window == SimDuration::ZERO {
-                    return fail(format!("faults[{i}].phase.window"), "a duration > 0");
-                }
+                positive(&format!("faults[{i}].phase.window"), window)?;
             }
             if f.duration == Some(SimDuration::ZERO) {
                 return fail(format!("faults[{i}].duration"), "a duration > 0, or none");
@@ -493,9 +410,7 @@ impl SitePollerParams {
         ] {
             d.check(&format!("failover.{name}"))?;
         }
-        if self.horizon == SimDuration::ZERO {
-            return fail("horizon", "a duration > 0");
-        }
+        positive("horizon", self.horizon)?;
         // Every poll and every probe is recorded for the report: bound their number so a
         // run fits in memory and ends in seconds (4m at 2s is 120 polls; 1e6 is 23 days).
         let polls = self.horizon.as_secs_f64() / pl.poll_interval.as_secs_f64();
