@@ -7,6 +7,8 @@ pub mod chart;
 pub mod experiment;
 pub mod io;
 pub mod model;
+pub mod replay;
 pub mod report;
 pub mod sim;
 pub mod stats;
+pub mod tracediff;

@@ -217,6 +217,13 @@ pub fn builtin(name: &str) -> Option<&'static str> {
         .map(|(_, t)| *t)
 }
 
+/// Built-in model `name`, parsed (the shipped files always parse: tests/shipped_files.rs).
+/// Panics when there is no such model (a caller's bug: the names are vtsim's own).
+pub fn builtin_model(name: &str) -> ModelFile {
+    let text = builtin(name).expect("a built-in model of that name");
+    parse_model(Path::new(&format!("{BUILTIN_PREFIX}{name}")), text).expect("built-in models parse")
+}
+
 /// `Some(NAME)` when `spec` is `builtin:NAME`.
 pub fn builtin_ref(spec: &str) -> Option<&str> {
     spec.strip_prefix(BUILTIN_PREFIX)

@@ -8,7 +8,7 @@ use crate::io::csv::{csv_line, Record, Records};
 use crate::io::{self, write_atomic, FileWriter};
 use crate::model::RunOptions;
 use crate::sim::rng::replicate_seed;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use rayon::prelude::*;
 use std::fs::OpenOptions;
 use std::io::{Seek, SeekFrom};
@@ -183,13 +183,7 @@ pub(super) fn simulate(
     p: &mut Partial,
     (k0, n, mine): (u64, u64, u64),
 ) -> Result<(u64, u64, f64)> {
-    let pool = {
-        let mut b = rayon::ThreadPoolBuilder::new();
-        if let Some(t) = cfg.threads {
-            b = b.num_threads(t);
-        }
-        b.build().context("starting worker threads")?
-    };
+    let pool = super::thread_pool(cfg.threads)?;
     let bar = if cfg.progress {
         let pb = indicatif::ProgressBar::new(mine);
         pb.set_style(

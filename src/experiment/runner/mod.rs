@@ -79,10 +79,11 @@ pub use outdir::{is_output_entry, OutDir};
 pub use shard::{shard_dir, ShardRecord, BLOCK_ROWS};
 
 use super::plan::Plan;
+use crate::experiment::error::BadInput;
 use crate::experiment::hooks::test_wait_hook;
 use crate::io;
 use crate::report;
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use execute::{open_partial, simulate};
 use lock::lock_out;
 use outdir::{recover, Staging};
@@ -90,6 +91,56 @@ use shard::run_shard;
 use std::path::{Path, PathBuf};
 
 pub use crate::io::write_atomic;
+
+/// Most worker threads `--threads` (or `RAYON_NUM_THREADS`) may ask for: 1024. Results are the
+/// same for any number, so the bound only has to be above any one machine's CPU count (a
+/// 2-socket server has up to ~768 hardware threads) while keeping memory flat: the runner
+/// holds 512 rows per thread in flight, so 1024 threads is ~0.5 M rows (~100 MB), where
+/// 100 000 threads would be 51 M rows and 100 000 thread stacks. The bound is the same on
+/// every machine, so a command that is valid on one is valid on all.
+pub const MAX_THREADS: usize = 1024;
+
+/// `--threads` within 1..=[`MAX_THREADS`]; without it, `RAYON_NUM_THREADS` (which rayon
+/// reads) within the same bound. The error is bad input.
+pub fn check_threads(threads: Option<usize>) -> Result<Option<usize>> {
+    match threads {
+        Some(t) if t == 0 || t > MAX_THREADS => Err(BadInput(format!(
+            "--threads {t}: must be at least 1 and at most {MAX_THREADS} (results are the same \
+             for any number; more threads than CPUs only costs memory)"
+        ))
+        .into()),
+        Some(t) => Ok(Some(t)),
+        None => {
+            if let Some(n) = std::env::var("RAYON_NUM_THREADS")
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+            {
+                if n > MAX_THREADS as u64 {
+                    return Err(BadInput(format!(
+                        "RAYON_NUM_THREADS={n}: at most {MAX_THREADS} worker threads"
+                    ))
+                    .into());
+                }
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// The worker threads of a run, a merge's checks or `advise`: `threads` of them, or rayon's
+/// default (the number of CPUs, or `RAYON_NUM_THREADS`).
+pub fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    let mut b = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = threads {
+        b = b.num_threads(t);
+    }
+    b.build().context("starting worker threads")
+}
+
+/// The output folder of an experiment when `--out` is not given: `notebooks-out/<name>`.
+pub fn default_out(name: &str) -> PathBuf {
+    Path::new("notebooks-out").join(name)
+}
 
 /// How to run a plan.
 #[derive(Clone, Debug, Default)]
