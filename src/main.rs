@@ -299,7 +299,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 return Err(bad("--vtgates must be at least 1"));
             }
             let n =
-                vtsim::advise::check_request(refresh, step, target_risk, rollouts).map_err(bad)?;
+                vtsim::model::rollout::advise::check_request(refresh, step, target_risk, rollouts)
+                    .map_err(bad)?;
             let threads = check_threads(threads)?;
             let world = match &model {
                 Some(p) => load_model_arg(p)?.world,
@@ -310,10 +311,18 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             let t0 = Instant::now();
             let a = pool
                 .install(|| {
-                    vtsim::advise::advise(&world, refresh, vtgates, target_risk, n, step, seed)
+                    vtsim::model::rollout::advise::advise(
+                        &world,
+                        refresh,
+                        vtgates,
+                        target_risk,
+                        n,
+                        step,
+                        seed,
+                    )
                 })
                 .map_err(bad)?;
-            print!("{}", vtsim::advise::render(&a));
+            print!("{}", vtsim::model::rollout::advise::render(&a));
             eprintln!("({:.1} s)", t0.elapsed().as_secs_f64());
             Ok(ExitCode::SUCCESS)
         }

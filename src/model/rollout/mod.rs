@@ -46,8 +46,10 @@
 //! event (`Drain { tablet }`, `HealthPush { primary }`).
 //!
 //! Files: [`params`] (every parameter, default and source), [`event`], [`world`] (state and
-//! dispatch), [`tablet`], [`vtgate`], [`operator`], [`workload`], [`metrics`].
+//! dispatch), [`tablet`], [`vtgate`], [`operator`], [`workload`], [`metrics`], and [`advise`]
+//! (`vtsim advise`: the smallest `tablet_available_timeout` below a risk target).
 
+pub mod advise;
 pub mod event;
 pub mod metrics;
 pub mod operator;
