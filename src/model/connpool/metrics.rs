@@ -7,9 +7,13 @@ pub const STAGE_SLOTS: usize = 4;
 /// power of two (a relative error below 3.2 %). Deterministic, no allocation after creation.
 #[derive(Clone, Debug)]
 pub struct LogHistogram {
+    /// Values counted per bucket (64 exact buckets, then 32 per power of two).
     counts: Vec<u64>,
+    /// Values counted.
     n: u64,
+    /// Their sum (exact).
     sum: u128,
+    /// The largest value counted.
     max: u64,
 }
 

@@ -39,8 +39,11 @@
 pub mod erlang;
 pub mod event;
 pub mod metrics;
+pub mod mutex;
 pub mod params;
+pub mod pool;
 pub mod waitlist;
+pub mod workload;
 pub mod world;
 
 pub use erlang::{erlang_a, ErlangA};

@@ -6,10 +6,8 @@ use super::event::Event;
 use super::metrics::Burst;
 use super::params::{Phase, RolloutParams, WorkloadMode};
 use crate::model::dist::{offset_of, uniform_offset};
-use crate::sim::rng::{exponential, stream_id, uniform01};
+use crate::sim::rng::{cached_stream, exponential, uniform01, LazyRng};
 use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
-use rand::SeedableRng;
-use std::sync::OnceLock;
 
 /// "No address" / "no restart" marker in u32 fields.
 pub const NONE: u32 = u32::MAX;
@@ -389,47 +387,9 @@ impl RolloutWorld {
     }
 }
 
-/// A component's stream, seeded on its first draw: a component that draws nothing (fixed
-/// durations, no queries) costs nothing. The draws are those of `stream(seed, tag, index)`.
-pub struct LazyRng {
-    seed: u64,
-    tag: &'static str,
-    index: u32,
-    rng: Option<SimRng>,
-}
-
-impl LazyRng {
-    /// The stream of `(tag, index)` in the run seeded with `seed`, not yet seeded.
-    pub fn new(seed: u64, tag: &'static str, index: u32) -> Self {
-        LazyRng {
-            seed,
-            tag,
-            index,
-            rng: None,
-        }
-    }
-    /// The generator.
-    #[inline]
-    pub fn get(&mut self) -> &mut SimRng {
-        let (seed, tag, index) = (self.seed, self.tag, self.index);
-        self.rng.get_or_insert_with(|| stream(seed, tag, index))
-    }
-}
-
-/// `sim::rng::stream(seed, tag, index)` with the tag's hash computed once per process: the
-/// same stream (same id, same draws), without a BLAKE3 hash per component per run.
+/// `sim::rng::stream(seed, tag, index)` with the tag's hash computed once per thread.
 fn stream(seed: u64, tag: &'static str, index: u32) -> SimRng {
-    static BASES: OnceLock<[(&'static str, u64); 5]> = OnceLock::new();
-    let bases = BASES.get_or_init(|| {
-        ["vtgate", "workload", "tablet", "operator", "vtgate-fleet"].map(|t| (t, stream_id(t, 0)))
-    });
-    let id = match bases.iter().find(|(t, _)| *t == tag) {
-        Some((_, b)) => b | index as u64,
-        None => stream_id(tag, index),
-    };
-    let mut r = SimRng::seed_from_u64(seed);
-    r.set_stream(id);
-    r
+    cached_stream(seed, tag, index)
 }
 
 /// Uniform jitter in [0, j) drawn from `rng` (no draw when j is zero).
