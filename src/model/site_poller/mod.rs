@@ -47,8 +47,12 @@
 //! step latencies are event times.
 //!
 //! Files: [`params`] (every parameter, default and source), [`tracker`] (`computeState`,
-//! `adaptivePollInterval`), [`world`] (events, the loop, faults, failover), [`report`].
+//! `adaptivePollInterval`), [`world`] (the sites and the poll loop), [`event`], [`faults`],
+//! [`failover`], [`report`].
 
+pub mod event;
+pub mod failover;
+pub mod faults;
 pub mod params;
 pub mod report;
 pub mod tracker;
