@@ -69,16 +69,19 @@
 //! seed is one record at time 0 (`wallclock`, 0, `offset`, ns). Statement latencies and the
 //! Monitor's phases are event times.
 //!
-//! Files: [`params`] (every parameter, default and source), [`event`], [`world`] (state,
-//! actions, dispatch), [`hostgroups`] (HostGroups Manager), [`monitor`], [`client`]
-//! (sysbench threads and sessions), [`metrics`] (metrics, report, artifacts).
+//! Files: [`params`] (every parameter, default and source), [`latency`] (the statement
+//! latency distribution), [`script`] (the scripted actions and their checks), [`event`],
+//! [`world`] (state, actions, dispatch), [`hostgroups`] (HostGroups Manager), [`monitor`],
+//! [`client`] (sysbench threads and sessions), [`metrics`] (metrics, report, artifacts).
 
 pub mod client;
 pub mod event;
 pub mod hostgroups;
+pub mod latency;
 pub mod metrics;
 pub mod monitor;
 pub mod params;
+pub mod script;
 pub mod world;
 
 pub use hostgroups::Status;

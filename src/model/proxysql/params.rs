@@ -5,8 +5,10 @@
 //! Values marked *\[inferred\]* are in no code: a reading of runtime behaviour or a modelling
 //! choice. Every enum is internally tagged (`kind`) so sweeps can override it through JSON.
 
-use crate::sim::rng::{exponential, standard_normal};
-use crate::sim::{SimDuration, SimRng};
+use crate::sim::SimDuration;
+
+pub use super::latency::Latency;
+pub use super::script::{Action, ScriptedAction, SETTABLE};
 use crate::model::kit::{fail, positive, Checked};
 use serde::{Deserialize, Serialize};
 
@@ -179,56 +181,6 @@ pub struct NetworkParams {
     pub monitor_check_latency: SimDuration,
 }
 
-/// Per-statement latency at the backend (ProxySQL hop included).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "kind", deny_unknown_fields)]
-pub enum Latency {
-    /// Every statement takes `value`.
-    Const {
-        /// The latency.
-        value: SimDuration,
-    },
-    /// Exponential with `mean`.
-    Exp {
-        /// Mean.
-        mean: SimDuration,
-    },
-    /// Lognormal: `median · exp(sigma · N(0,1))`.
-    LogNormal {
-        /// Median.
-        median: SimDuration,
-        /// Shape.
-        sigma: f64,
-    },
-}
-
-impl Latency {
-    /// One draw (≥ 1 µs, so a closed loop always advances time).
-    #[inline]
-    pub fn draw(&self, rng: &mut SimRng) -> SimDuration {
-        let d = match self {
-            Latency::Const { value } => *value,
-            Latency::Exp { mean } => {
-                SimDuration::from_secs_f64(exponential(rng, mean.as_secs_f64()))
-            }
-            Latency::LogNormal { median, sigma } => SimDuration::from_secs_f64(
-                median.as_secs_f64() * libm::exp(sigma * standard_normal(rng)),
-            ),
-        };
-        d.max(SimDuration::from_nanos(1_000))
-    }
-    /// The mean.
-    pub fn mean_s(&self) -> f64 {
-        match self {
-            Latency::Const { value } => value.as_secs_f64(),
-            Latency::Exp { mean } => mean.as_secs_f64(),
-            Latency::LogNormal { median, sigma } => {
-                median.as_secs_f64() * libm::exp(sigma * sigma / 2.0)
-            }
-        }
-    }
-}
-
 /// A closed-loop sysbench client (`oltp_read_write` / `oltp_read_only`, sysbench 1.0
 /// `oltp_common.lua`): each thread runs one event (transaction) after another.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -261,127 +213,6 @@ pub struct ClientParams {
     pub start_at: SimDuration,
 }
 
-/// A scripted action at a time.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScriptedAction {
-    /// When (simulated time since the start).
-    pub at: SimDuration,
-    /// What.
-    pub action: Action,
-}
-
-/// Faults and operator actions (spec "Faults and operator actions").
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "kind", deny_unknown_fields)]
-pub enum Action {
-    /// `docker kill`: connects fail fast (the DNS name is gone), connections break.
-    Kill {
-        /// Host name.
-        host: String,
-    },
-    /// Every host that is read_only=1 at that moment is killed.
-    KillReplicas,
-    /// Black-hole: connects time out, queries on open connections hang.
-    BlackHole {
-        /// Host name.
-        host: String,
-    },
-    /// `docker start`: the server accepts connections again (read_only as before).
-    Start {
-        /// Host name.
-        host: String,
-    },
-    /// Orchestrator-style promotion: `SET GLOBAL read_only=0` on `host`.
-    Promote {
-        /// Host name.
-        host: String,
-    },
-    /// `SET GLOBAL read_only=…` on `host`.
-    SetReadOnly {
-        /// Host name.
-        host: String,
-        /// The new value.
-        read_only: bool,
-    },
-    /// `INSERT INTO mysql_servers (hostgroup_id, hostname, weight, status='ONLINE')`: the
-    /// admin table only; it takes effect at the next `LoadMysqlServers`.
-    InsertServer {
-        /// `hostgroup_id`.
-        hostgroup: u32,
-        /// `hostname`.
-        host: String,
-        /// `weight`.
-        #[serde(default = "d_one")]
-        weight: u32,
-    },
-    /// `LOAD MYSQL SERVERS TO RUNTIME`.
-    LoadMysqlServers,
-    /// `UPDATE global_variables …; LOAD MYSQL VARIABLES TO RUNTIME` (both at once). Names:
-    /// `mysql-monitor_writer_is_also_reader`, `mysql-shun_on_failures`,
-    /// `mysql-shun_recovery_time_sec`, `mysql-connect_retries_on_failure`,
-    /// `mysql-connect_timeout_server`, `mysql-connect_timeout_server_max` (ms).
-    SetVariable {
-        /// Variable name.
-        name: String,
-        /// Its value as ProxySQL's admin would take it (`'true'`, `'10000'`).
-        value: String,
-    },
-    /// Print the runtime `mysql_servers` table in the report (`SELECT … FROM runtime_mysql_servers`).
-    ShowServers,
-}
-
-impl Action {
-    /// The host an action names, if any.
-    pub fn host(&self) -> Option<&str> {
-        match self {
-            Action::Kill { host }
-            | Action::BlackHole { host }
-            | Action::Start { host }
-            | Action::Promote { host }
-            | Action::SetReadOnly { host, .. }
-            | Action::InsertServer { host, .. } => Some(host),
-            _ => None,
-        }
-    }
-    /// A short label for charts and reports.
-    pub fn label(&self) -> String {
-        match self {
-            Action::Kill { host } => format!("kill {host}"),
-            Action::KillReplicas => "kill replicas".into(),
-            Action::BlackHole { host } => format!("black-hole {host}"),
-            Action::Start { host } => format!("start {host}"),
-            Action::Promote { host } => format!("promote {host}"),
-            Action::SetReadOnly { host, read_only } => {
-                format!("read_only={} on {host}", *read_only as u8)
-            }
-            Action::InsertServer {
-                hostgroup, host, ..
-            } => format!("insert ({hostgroup}, {host})"),
-            Action::LoadMysqlServers => "LOAD MYSQL SERVERS".into(),
-            Action::SetVariable { name, value } => format!("{name}={value}"),
-            Action::ShowServers => "show servers".into(),
-        }
-    }
-    /// A fault (the start of "time to detect").
-    pub fn is_fault(&self) -> bool {
-        matches!(
-            self,
-            Action::Kill { .. } | Action::KillReplicas | Action::BlackHole { .. }
-        )
-    }
-}
-
-/// Variables a `SetVariable` action may name.
-pub const SETTABLE: &[&str] = &[
-    "mysql-monitor_writer_is_also_reader",
-    "mysql-shun_on_failures",
-    "mysql-shun_recovery_time_sec",
-    "mysql-connect_retries_on_failure",
-    "mysql-connect_timeout_server",
-    "mysql-connect_timeout_server_max",
-];
-
 /// ProxySQL's own ranges of the `mysql-*` variables the model reads, as `(variable, min,
 /// max)` in ProxySQL's units (milliseconds for durations, except the `_sec` one). From
 /// `MySQL_Threads_Handler::get_variables_list()` in `lib/MySQL_Thread.cpp` (sysown/proxysql
@@ -411,7 +242,7 @@ pub const PROXYSQL_RANGES: &[(&str, u64, u64)] = &[
 ];
 
 /// Where [`PROXYSQL_RANGES`] come from, for error messages.
-const RANGES_SOURCE: &str = "lib/MySQL_Thread.cpp, MySQL_Threads_Handler::get_variables_list";
+pub(super) const RANGES_SOURCE: &str = "lib/MySQL_Thread.cpp, MySQL_Threads_Handler::get_variables_list";
 
 /// `(min, max)` of `variable` in [`PROXYSQL_RANGES`], with the model's own floor of 1 ms on
 /// `mysql-connect_retries_delay`.
@@ -662,62 +493,7 @@ impl ProxysqlParams {
                 _ => {}
             }
         }
-        for (i, a) in self.actions.iter().enumerate() {
-            if let Some(h) = a.action.host() {
-                if !hosts.iter().any(|x| x == h) {
-                    return fail(
-                        format!("actions[{i}].action.host"),
-                        format!("one of the servers: {}", hosts.join(", ")),
-                    );
-                }
-            }
-            if let Action::InsertServer { weight: 0, .. } = a.action {
-                return fail(format!("actions[{i}].action.weight"), "a weight ≥ 1");
-            }
-            if let Action::SetVariable { name, value } = &a.action {
-                if !SETTABLE.contains(&name.as_str()) {
-                    return fail(
-                        format!("actions[{i}].action.name"),
-                        format!("one of: {}", SETTABLE.join(", ")),
-                    );
-                }
-                let ok = if name == "mysql-monitor_writer_is_also_reader" {
-                    matches!(value.as_str(), "true" | "false" | "1" | "0")
-                } else {
-                    value.parse::<u64>().is_ok()
-                };
-                if !ok {
-                    return fail(
-                        format!("actions[{i}].action.value"),
-                        "'true'/'false' or an integer, as ProxySQL's admin takes it",
-                    );
-                }
-                // The ranges of the static `variables` (ProxySQL's own, see PROXYSQL_RANGES):
-                // a 0 ms connect budget busy-looped the run, a u64 of milliseconds overflowed
-                // its nanoseconds, and retries = 4294967295 wrapped the shun threshold to 0.
-                if name != "mysql-monitor_writer_is_also_reader" {
-                    let n = value.parse::<u64>().expect("checked above");
-                    let (lo, hi) = proxysql_range(name).expect("a ranged variable");
-                    if !(lo..=hi).contains(&n) {
-                        let unit = if name.starts_with("mysql-connect_timeout") {
-                            " (milliseconds)"
-                        } else {
-                            ""
-                        };
-                        return fail(
-                            format!("actions[{i}].action.value"),
-                            format!(
-                                "an integer from {lo} to {hi}{unit} (ProxySQL's range for \
-                                 {name}, {RANGES_SOURCE})"
-                            ),
-                        );
-                    }
-                }
-            }
-            if a.at > self.horizon {
-                return fail(format!("actions[{i}].at"), "a time ≤ horizon");
-            }
-        }
+        super::script::check_actions(&self.actions, &hosts, self.horizon)?;
         positive("horizon", self.horizon)?;
         // Every statement is simulated (~5e6 a second of wall time): bound the expected count
         // so that a run ends in well under a minute (the seed's 90 s lab is ~2e6).
@@ -874,9 +650,6 @@ impl Default for NetworkParams {
 
 fn d_true() -> bool {
     true
-}
-fn d_one() -> u32 {
-    1
 }
 fn d_four() -> u32 {
     4
