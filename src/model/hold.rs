@@ -1,4 +1,5 @@
-//! The hold model of event-set benchmarks (Vaucher & Duval 1975; `reference/des-anchors.md` §4):
+//! The hold model of event-set benchmarks (Vaucher & Duval 1975, "A comparison of simulation event
+//! list algorithms"):
 //! a constant number of pending events; each pop schedules one new event at
 //! now + Exp(mean increment). It measures the kernel, and is the fixture the experiment tests use.
 //! Its only draws are event times, so its digest holds events and metrics, no draw records.

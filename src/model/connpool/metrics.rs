@@ -132,7 +132,8 @@ pub struct Metrics {
     pub depth_max: usize,
     /// Acquisition latency of every `Get` that returned a connection (ns).
     pub acquisition: LogHistogram,
-    /// `WaitCount`: waits that returned a connection (`recordWait`, ref §C.2 step 4).
+    /// `WaitCount`: waits that returned a connection (`recordWait`, vitessio/vitess
+    /// `go/pools/smartconnpool/pool.go` `ConnPool.Get` step 4).
     pub wait_count: u64,
     /// `WaitTime` (ns).
     pub wait_time_ns: u128,

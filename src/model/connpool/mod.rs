@@ -1,20 +1,24 @@
-//! smartconnpool waiters with heterogeneous deadlines (`spec/connpool.md`, seed
-//! `001_cf825ae446950e81`, github/vitess-gh PR #241; the code is `reference/vitess-semantics.md`
-//! §C: `go/pools/smartconnpool` release-22.0 and the #20308 fix).
+//! smartconnpool waiters with heterogeneous deadlines (`docs/connpool.md`; github/vitess-gh
+//! PR #241 "smartconnpool: do not hand connections to expired waiters" and its A/B harness;
+//! the code is vitessio/vitess `go/pools/smartconnpool` at release-22.0 and the fix of
+//! vitessio/vitess PR #20308).
 //!
 //! vttablet's pool: `capacity` connections on LIFO idle stacks (clean and per setting). A `Get`
 //! that finds none idle dials while below capacity, else joins a FIFO waitlist under one mutex,
 //! `wl.mu`, which serialises every enqueue, every slow-path return and every timed-out
-//! waiter's removal. The model runs the four variants of the seed's harness:
+//! waiter's removal. The model runs the four variants of the harness of github/vitess-gh PR #241:
 //! `Unfixed` (release-22.0), `OnlyA` (selection evicts expired waiters), `OnlyB` (O(1)
 //! self-removal) and `Fixed` (A + B), with `wl.mu` a FIFO server whose hold time is
 //! `base + per_node × nodes visited`, a wake-up latency between a waiter becoming runnable and
 //! running, and the 100 ms starvation worker.
 //!
-//! Where the spec and the code differ, the code is followed (noted in the report too):
+//! Where the specification (`docs/connpool.md`) and the code differ, the code is followed (noted
+//! in the report too):
 //! - A handed connection that needs a setting change when the ctx has expired is not returned:
 //!   `ResetSetting`/`ApplySetting` fail at once, the connection is closed and
-//!   `connReopen(expired ctx)` fails, so `active` drops (ref §C.6 step 4). The spec's "returns
+//!   `connReopen(expired ctx)` fails, so `active` drops (vitessio/vitess
+//!   `go/pools/smartconnpool/pool.go` (the expired-waiter path, `docs/connpool.md`) step 4). The
+//!   specification's "returns
 //!   the connection immediately" holds only when the settings match.
 //! - A waiter parked in `select` runs the case that woke it first (Go's `selectgo` wakes a
 //!   parked goroutine with the case whose channel fired): an expired or evicted waiter whose
@@ -22,7 +26,7 @@
 //!   `<-done`, even if a handoff arrived while it waited to be scheduled.
 //! - Timed-out dials fail with the request (`getNew` dials with the request ctx).
 //! - Not modelled: idle timeout and max lifetime (refresh workers), `MaxIdleCount` (inert by
-//!   default, seed "Port scope"), settings sharing a bucket (`bucket & 7`; at most 8 settings
+//!   default, PR #241 "Port scope"), settings sharing a bucket (`bucket & 7`; at most 8 settings
 //!   here, one stack each), the v23 unbuffered-channel send (the returner never blocks here,
 //!   as in v22), dial errors other than ctx expiry.
 //!

@@ -179,7 +179,7 @@ impl PoolWorld {
                 target,
                 starving,
             } => {
-                // Fixed (the seed's backport) hands off first and wakes evictees after;
+                // Fixed (PR #241's backport) hands off first and wakes evictees after;
                 // OnlyA follows upstream v23, which notifies evictees inline, before the target.
                 let evictees_first = self.variant == Variant::OnlyA;
                 if evictees_first {

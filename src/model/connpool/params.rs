@@ -1,8 +1,9 @@
 //! Parameters of the connection-pool model, with defaults and where each comes from.
 //!
-//! Sources: `ref §C.x` is `reference/vitess-semantics.md` §C (the real smartconnpool code),
-//! `spec` is `spec/connpool.md`, `seed` is `seeds/001_cf825ae446950e81.txt` (github/vitess-gh
-//! PR #241). Values marked *\[inferred\]* are modelling choices with no source in the code.
+//! Sources: vitessio/vitess `go/pools/smartconnpool` (`pool.go`, `waitlist.go`) at
+//! release-22.0 and after PR #20308, cited by file and function; `docs/connpool.md`; and
+//! github/vitess-gh PR #241 with its A/B harness ("the harness"). Values marked
+//! *\[inferred\]* are modelling choices with no source in the code.
 //! Every enum is internally tagged (`kind`) so sweeps can override fields through JSON.
 
 use crate::model::dist::DurationDist;
@@ -10,11 +11,11 @@ use crate::sim::SimDuration;
 use crate::model::kit::{count, fail, positive, Checked};
 use serde::{Deserialize, Serialize};
 
-/// Parameters of the connpool model (`spec/connpool.md`).
+/// Parameters of the connpool model (`docs/connpool.md`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ConnPoolParams {
-    /// Which waitlist code runs (spec table "Variants").
+    /// Which waitlist code runs (`docs/connpool.md`, "Variants").
     pub variant: Variant,
     /// The pool: capacity, dial latency, setting round trips, workers.
     pub pool: PoolParams,
@@ -24,18 +25,19 @@ pub struct ConnPoolParams {
     pub workload: WorkloadParams,
 }
 
-/// The four waitlist variants of the spec's table.
+/// The four waitlist variants of the table of `docs/connpool.md`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(tag = "kind", deny_unknown_fields)]
 pub enum Variant {
-    /// release-22.0: no expiry check at selection, O(position) self-removal scan (ref §C.3-C.4).
+    /// release-22.0: no expiry check at selection, O(position) self-removal scan (vitessio/vitess
+    /// `go/pools/smartconnpool/waitlist.go` `waitForConn`-C.4).
     #[default]
     Unfixed,
     /// Invariant A only: selection evicts expired waiters; self-removal still scans.
     OnlyA,
     /// Invariant B only: O(1) `RemoveIfPresent`; selection unchanged.
     OnlyB,
-    /// A + B: the seed's backport (ref §C.8, "Semaphore-based backport").
+    /// A + B: PR #241's backport (vitessio/vitess PR #20308, "Semaphore-based backport").
     Fixed,
 }
 
@@ -48,7 +50,7 @@ impl Variant {
     pub fn o1_removal(self) -> bool {
         matches!(self, Variant::OnlyB | Variant::Fixed)
     }
-    /// All four, in the order of the spec's table.
+    /// All four, in the order of the table of `docs/connpool.md`.
     pub const ALL: [Variant; 4] = [
         Variant::Unfixed,
         Variant::OnlyA,
@@ -66,28 +68,38 @@ impl Variant {
     }
 }
 
-/// The pool (`ConnPool`, ref §C.1-C.2, §C.5).
+/// The pool (`ConnPool`, vitessio/vitess `go/list/list.go`,
+/// `go/pools/smartconnpool/waitlist.go`-C.2, vitessio/vitess `go/pools/smartconnpool/pool.go`
+/// `open` (the background workers)).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PoolParams {
     /// Capacity C: at most C connections exist (`active <= capacity`). Default 20 (TxPool
-    /// default size, ref §C.2; the seed's A/B harness).
+    /// default size, vitessio/vitess `go/pools/smartconnpool/pool.go` `ConnPool.Get`; PR #241's
+    /// A/B harness).
     pub capacity: u32,
     /// Connections dialled at start (idle on the clean stack). Default 0: the pool starts
-    /// empty and `getNew` dials on demand (ref §C.2 step 2).
+    /// empty and `getNew` dials on demand (vitessio/vitess `go/pools/smartconnpool/pool.go`
+    /// `ConnPool.Get` step 2).
     pub prefill: u32,
-    /// Time to dial a new MySQL connection (`connNew`, synchronous in the caller, ref §C.2).
+    /// Time to dial a new MySQL connection (`connNew`, synchronous in the caller, vitessio/vitess
+    /// `go/pools/smartconnpool/pool.go` `ConnPool.Get`).
     /// Default 1ms + Exp(1ms) *[inferred: local MySQL handshake]*.
     pub dial_latency: DurationDist,
-    /// One MySQL round trip for `ResetSetting` or `ApplySetting` (`execOnce`, ref §C.2
+    /// One MySQL round trip for `ResetSetting` or `ApplySetting` (`execOnce`, vitessio/vitess
+    /// `go/pools/smartconnpool/pool.go` `ConnPool.Get`
     /// "Setting cost model"). Default 500us *\[inferred\]*.
     pub setting_rtt: DurationDist,
-    /// `maxAge`: a waiter skipped more than this many times is served next (ref §C.4: 8).
+    /// `maxAge`: a waiter skipped more than this many times is served next (vitessio/vitess
+    /// `go/pools/smartconnpool/pool.go` `put` / `tryReturnConn`: 8).
     pub max_age: u32,
-    /// Period of the starvation worker (ref §C.5: 100 ms, #17675). `0s` disables it.
+    /// Period of the starvation worker (vitessio/vitess `go/pools/smartconnpool/pool.go` `open`
+    /// (the background workers): 100 ms, #17675). `0s` disables it.
     pub starvation_interval: SimDuration,
     /// A request whose acquisition deadline passed before its query starts fails at once and
-    /// returns the connection (spec "Pool"; ref §C.6: `execOnce` with an expired ctx). False:
+    /// returns the connection (`docs/connpool.md` "Pool"; vitessio/vitess
+    /// `go/pools/smartconnpool/pool.go` (the expired-waiter path, `docs/connpool.md`): `execOnce`
+    /// with an expired ctx). False:
     /// a post-deadline acquisition still runs its query (a TxPool caller whose request ctx
     /// outlives the 1 s pool timeout); it is then a late completion, never goodput.
     pub query_checks_deadline: bool,
@@ -98,16 +110,18 @@ pub struct PoolParams {
 #[serde(deny_unknown_fields, default)]
 pub struct CostParams {
     /// Fixed part of every `wl.mu` critical section: lock, unlock, a contended handoff, the
-    /// O(1) list work (spec "The mutex is the heart of the model"). Default 200ns *[inferred:
+    /// O(1) list work (`docs/connpool.md` "The mutex is the heart of the model"). Default 200ns
+    /// *[inferred:
     /// an uncontended Lock/Unlock pair is ~20 ns; a starvation-mode handoff to a parked
     /// goroutine costs more]*.
     pub base: SimDuration,
     /// Added per list node a critical section visits (pointer chase through `sync.Pool`
     /// recycled elements, mostly cache misses at depth in the thousands). Default 40ns
-    /// *[inferred: "tens of nanoseconds per node", spec]*.
+    /// *[inferred: "tens of nanoseconds per node", `docs/connpool.md`]*.
     pub per_node: SimDuration,
     /// From a waiter's goroutine becoming runnable (handoff notify or ctx.Done) to it running
-    /// (`sema.notify` + helper goroutine + select, ref §C.3). Default Exp(mean 50us)
+    /// (`sema.notify` + helper goroutine + select, vitessio/vitess
+    /// `go/pools/smartconnpool/waitlist.go` `waitForConn`). Default Exp(mean 50us)
     /// *[inferred: Go scheduling latency on a loaded vttablet]*.
     pub wakeup_latency: DurationDist,
 }
@@ -122,12 +136,13 @@ pub struct WorkloadParams {
     /// Default 1.
     pub load_scale: f64,
     /// Acquisition deadline (the ctx of `Get`) measured from arrival: a weighted mix.
-    /// Default 75 % 1 s, 25 % 150 ms (the seed's A/B harness, ref §C.9).
+    /// Default 75 % 1 s, 25 % 150 ms (PR #241's A/B harness, the benchmark of vitessio/vitess PR
+    /// #20308).
     pub deadline: Vec<Weighted>,
     /// Weights of the settings a request carries: index 0 is no setting (nil), 1 is s1...
     /// (at most 8). Default `[1.0]`: every request without a setting.
     pub settings: Vec<f64>,
-    /// How long a query holds its connection. Default exponential, mean 10 ms (seed harness).
+    /// How long a query holds its connection. Default exponential, mean 10 ms (PR #241's harness).
     pub service: DurationDist,
     /// After the last stage no request arrives; the run goes on this long (or until nothing
     /// is in flight) so that queued requests finish. Metrics per stage count only completions

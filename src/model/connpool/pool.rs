@@ -1,5 +1,7 @@
 //! The pool: connections, the clean and per-setting idle stacks, `Get`'s fast path (a stack,
-//! a dial, any settings stack) and `put` (ref §C.2, §C.4, §C.6).
+//! a dial, any settings stack) and `put` (vitessio/vitess `go/pools/smartconnpool/pool.go`
+//! `ConnPool.Get`, vitessio/vitess `go/pools/smartconnpool/pool.go` `put` / `tryReturnConn`,
+//! vitessio/vitess `go/pools/smartconnpool/pool.go` (the expired-waiter path, `docs/connpool.md`)).
 
 use super::event::Event;
 use super::mutex::MutexOp;
@@ -29,7 +31,8 @@ impl PoolWorld {
         self.m.conns_closed += 1;
     }
 
-    /// `ConnPool.Get` (ref §C.2): stacks, then a dial, then any settings stack, then wait.
+    /// `ConnPool.Get` (vitessio/vitess `go/pools/smartconnpool/pool.go` `ConnPool.Get`): stacks,
+    /// then a dial, then any settings stack, then wait.
     pub(super) fn get(&mut self, now: SimTime, w: u32, s: &mut Scheduler<Event>) {
         let setting = self.waiters[w as usize].setting as usize;
         let mut conn = None;
@@ -113,7 +116,9 @@ impl PoolWorld {
         }
         if wt.expired(now) {
             // ResetSetting/ApplySetting with an expired ctx fail at once; the connection is
-            // closed and connReopen(expired ctx) fails: `active--` (ref §C.6 step 4).
+            // closed and connReopen(expired ctx) fails: `active--` (vitessio/vitess
+            // `go/pools/smartconnpool/pool.go` (the expired-waiter path, `docs/connpool.md`) step
+            // 4).
             self.m.wasted_handoffs += 1;
             self.m.setting_failures += 1;
             self.close_conn(c);
@@ -142,7 +147,8 @@ impl PoolWorld {
         s.after(SimDuration(wt.service_ns), Event::QueryDone { w });
     }
 
-    /// `put` → `tryReturnConn` (ref §C.4): lock-free `Len()` check, else the slow path.
+    /// `put` → `tryReturnConn` (vitessio/vitess `go/pools/smartconnpool/pool.go` `put` /
+    /// `tryReturnConn`): lock-free `Len()` check, else the slow path.
     pub(super) fn put(&mut self, now: SimTime, c: u32, s: &mut Scheduler<Event>) {
         if self.waitlist.is_empty() {
             self.stack_push(c);

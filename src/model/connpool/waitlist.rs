@@ -1,4 +1,7 @@
-//! The waitlist (`waitlist.go`, ref §C.1, §C.3, §C.4, §C.8) and the `Waiter`s it links.
+//! The waitlist (`waitlist.go`, vitessio/vitess `go/list/list.go`,
+//! `go/pools/smartconnpool/waitlist.go`, vitessio/vitess `go/pools/smartconnpool/waitlist.go`
+//! `waitForConn`, vitessio/vitess `go/pools/smartconnpool/pool.go` `put` / `tryReturnConn`,
+//! vitessio/vitess PR #20308) and the `Waiter`s it links.
 //!
 //! The real list is a doubly linked ring (`go/list`). Here it is a FIFO vector of waiter ids
 //! with tombstones for removed entries (a removal anywhere is O(1)), compacted when tombstones
@@ -22,7 +25,8 @@ pub struct Waiter {
     pub setting: u8,
     /// Where the call is (see [`WaiterState`]).
     pub state: WaiterState,
-    /// Times skipped by a returner's scan (`age`, ref §C.4).
+    /// Times skipped by a returner's scan (`age`, vitessio/vitess `go/pools/smartconnpool/pool.go`
+    /// `put` / `tryReturnConn`).
     pub age: u32,
     /// The `done` side of the handoff is ready: a returner selected (conn) or evicted (NONE) it.
     pub handed: bool,
@@ -273,7 +277,8 @@ impl Waitlist {
     /// invariant A unlink every expired waiter examined and push it on `evicted` (they are
     /// woken with nothing); their fallback is the front-most live waiter, and with none the
     /// connection goes back to a stack (`target: None`). Unfixed and OnlyB fall back to the
-    /// (aged) front waiter and never look at deadlines (ref §C.4, §C.8).
+    /// (aged) front waiter and never look at deadlines (vitessio/vitess
+    /// `go/pools/smartconnpool/pool.go` `put` / `tryReturnConn`, vitessio/vitess PR #20308).
     pub fn select(
         &mut self,
         waiters: &mut [Waiter],

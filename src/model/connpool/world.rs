@@ -27,7 +27,8 @@ pub struct PoolWorld {
     // --- configuration
     /// The variant simulated (which of the fixes A and B it has).
     pub(super) variant: Variant,
-    /// `maxAge`: selections a waiter may be passed over before it is served first (ref §C.3).
+    /// `maxAge`: selections a waiter may be passed over before it is served first (vitessio/vitess
+    /// `go/pools/smartconnpool/waitlist.go` `waitForConn`).
     pub(super) max_age: u32,
     /// `capacity`: the most connections that may exist.
     pub(super) capacity: u32,
@@ -271,7 +272,8 @@ impl World for PoolWorld {
             Event::DialDone { w } => {
                 let wt = self.waiters[w as usize];
                 if wt.expired(now) {
-                    // The dial used the request ctx: it fails, `active--` (ref §C.2 step 2).
+                    // The dial used the request ctx: it fails, `active--` (vitessio/vitess
+                    // `go/pools/smartconnpool/pool.go` `ConnPool.Get` step 2).
                     self.active -= 1;
                     self.free_conns.push(wt.conn);
                     self.m.dial_failures += 1;

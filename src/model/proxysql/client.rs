@@ -1,6 +1,7 @@
 //! Closed-loop sysbench threads and the ProxySQL session that serves each of them: routing
 //! (query rules, `transaction_persistent`), connection acquisition (`CONNECTING_SERVER`,
-//! ref §1.5: retries, `connect_timeout_server`, `connect_timeout_server_max` → ERR 9001),
+//! sysown/proxysql `lib/MySQL_Session.cpp` (`CONNECTING_SERVER`): retries,
+//! `connect_timeout_server`, `connect_timeout_server_max` → ERR 9001),
 //! statement execution on pooled backend connections, `query_retries_on_failure`, and
 //! sysbench's `--mysql-ignore-errors=all` (a failed event restarts at once).
 

@@ -1,6 +1,8 @@
 //! The HostGroups Manager: runtime `mysql_servers` entries (one `MySrvC` per hostgroup and
 //! host), traffic shunning, lazy unshunning, `shun_and_killall`, read_only-driven moves and
-//! `LOAD MYSQL SERVERS TO RUNTIME` (ref §1.3–§1.6).
+//! `LOAD MYSQL SERVERS TO RUNTIME` (sysown/proxysql `lib/MySrvC.cpp`
+//! `MySrvC::connect_error`–sysown/proxysql `lib/MySQL_HostGroups_Manager.cpp`
+//! `read_only_action_v2`).
 
 use crate::sim::rng::below;
 use crate::sim::{SimRng, SimTime};
@@ -164,7 +166,8 @@ impl HostGroups {
         });
     }
 
-    /// `MySrvC::connect_error()` (ref §1.3a): a failed or timed-out backend connect at wall
+    /// `MySrvC::connect_error()` (sysown/proxysql `lib/MySrvC.cpp` `MySrvC::connect_error`): a
+    /// failed or timed-out backend connect at wall
     /// second `wall`. Returns true when it shunned the entry.
     pub fn connect_error(
         &mut self,
@@ -198,7 +201,8 @@ impl HostGroups {
         }
     }
 
-    /// `MyHGC::get_random_MySrvC()` (ref §1.4): lazy unshun (normal, then desperate path) and a
+    /// `MyHGC::get_random_MySrvC()` (sysown/proxysql `lib/MyHGC.cpp` `MyHGC::get_random_MySrvC`):
+    /// lazy unshun (normal, then desperate path) and a
     /// weighted random pick among ONLINE entries of `hg`. `waits` = (normal, desperate)
     /// `max_wait_sec`; `unshun_all` is `unshun_algorithm = 1`.
     #[allow(clippy::too_many_arguments)]
@@ -335,7 +339,8 @@ impl HostGroups {
         }
     }
 
-    /// `shun_and_killall(host)` (ref §1.3b): every entry of `host`. Returns the entries whose
+    /// `shun_and_killall(host)` (sysown/proxysql `lib/MySQL_HostGroups_Manager.cpp`
+    /// `shun_and_killall`): every entry of `host`. Returns the entries whose
     /// used connections must be killed, and how many of them went ONLINE → SHUNNED.
     pub fn shun_and_killall(&mut self, host: u16, t: SimTime, wall: i64) -> (Vec<usize>, u32) {
         let mut killed = vec![];
@@ -375,7 +380,8 @@ impl HostGroups {
         (killed, newly)
     }
 
-    /// `copy_if_not_exists` (ref §1.6): copy entry `src` into `dst_hg`, ONLINE if it was shunned.
+    /// `copy_if_not_exists` (sysown/proxysql `lib/MySQL_HostGroups_Manager.cpp`
+    /// `read_only_action_v2`): copy entry `src` into `dst_hg`, ONLINE if it was shunned.
     fn copy_into(&mut self, src: usize, dst_hg: u32, t: SimTime, wall: i64, cause: &'static str) {
         let (host, weight, status) = {
             let e = &self.entries[src];
@@ -425,7 +431,8 @@ impl HostGroups {
         self.config.retain(|c| !(c.0 == hg && c.1 == host));
     }
 
-    /// `read_only_action_v2` for one host (ref §1.6 table). `w`/`r`: the replication pair.
+    /// `read_only_action_v2` for one host (sysown/proxysql `lib/MySQL_HostGroups_Manager.cpp`
+    /// `read_only_action_v2` table). `w`/`r`: the replication pair.
     #[allow(clippy::too_many_arguments)]
     pub fn read_only_action(
         &mut self,
@@ -476,7 +483,8 @@ impl HostGroups {
         }
     }
 
-    /// `LOAD MYSQL SERVERS TO RUNTIME` (`commit()`, ref §1.4 item 4): configured statuses
+    /// `LOAD MYSQL SERVERS TO RUNTIME` (`commit()`, sysown/proxysql `lib/MyHGC.cpp`
+    /// `MyHGC::get_random_MySrvC` item 4): configured statuses
     /// (ONLINE) for configured rows, OFFLINE_HARD for the rest.
     pub fn load_to_runtime(&mut self, t: SimTime, wall: i64) {
         for i in 0..self.entries.len() {

@@ -1,7 +1,9 @@
 //! Parameters of the ProxySQL model, with their defaults and where each comes from.
 //!
-//! Sources: `ref §X` is `reference/proxysql-and-poller.md` Part 1 (ProxySQL v2.7.2-14,
-//! commit 5cc418bb), `spec` is `spec/proxysql.md`, `seed` is `seeds/003_d6dee235aba14d48.txt`.
+//! Sources: sysown/proxysql at v2.7.2-14 (commit 5cc418bb), cited by file and function;
+//! `docs/proxysql.md`; and "the lab": the write-up "MySQL async replication HA, part 3 –
+//! replicas die, and the reads you sent them", whose five experiments the shipped
+//! `models/proxysql-seed-*.ron` replay.
 //! Values marked *\[inferred\]* are in no code: a reading of runtime behaviour or a modelling
 //! choice. Every enum is internally tagged (`kind`) so sweeps can override it through JSON.
 
@@ -12,7 +14,7 @@ pub use super::script::{Action, ScriptedAction, SETTABLE};
 use crate::model::kit::{fail, positive, Checked};
 use serde::{Deserialize, Serialize};
 
-/// Parameters of the ProxySQL reader-routing model (`spec/proxysql.md`).
+/// Parameters of the ProxySQL reader-routing model (`docs/proxysql.md`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ProxysqlParams {
@@ -47,21 +49,23 @@ pub struct ProxysqlParams {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServersParams {
-    /// The source's host name (seed: `mysql-1`). Row `(writer_hostgroup, source)`.
+    /// The source's host name (the lab: `mysql-1`). Row `(writer_hostgroup, source)`.
     pub source: String,
-    /// The replicas' host names (seed: `mysql-2`, `mysql-3`). Rows `(reader_hostgroup, r)`.
+    /// The replicas' host names (the lab: `mysql-2`, `mysql-3`). Rows `(reader_hostgroup, r)`.
     pub replicas: Vec<String>,
-    /// Also configure the source in the reader hostgroup (the community workaround, ref §1.5).
-    /// Default false: the seed's lab ("nobody had copied the writer into it").
+    /// Also configure the source in the reader hostgroup (the community workaround,
+    /// sysown/proxysql `lib/MySQL_Session.cpp` (`CONNECTING_SERVER`)).
+    /// Default false: the lab's lab ("nobody had copied the writer into it").
     pub writer_in_reader_hostgroup: bool,
-    /// Weight of the source's reader row when it has one (ref §1.5 workaround: 1 against a
+    /// Weight of the source's reader row when it has one (sysown/proxysql `lib/MySQL_Session.cpp`
+    /// (`CONNECTING_SERVER`) workaround: 1 against a
     /// large replica weight). Default 1.
     pub writer_weight_in_reader: u32,
     /// Weight of each replica row. Default 1 (the `mysql_servers.weight` default).
     pub replica_weight: u32,
-    /// `mysql_replication_hostgroups.writer_hostgroup` (seed: 10).
+    /// `mysql_replication_hostgroups.writer_hostgroup` (the lab: 10).
     pub writer_hostgroup: u32,
-    /// `mysql_replication_hostgroups.reader_hostgroup` (seed: 20).
+    /// `mysql_replication_hostgroups.reader_hostgroup` (the lab: 20).
     pub reader_hostgroup: u32,
 }
 
@@ -69,11 +73,12 @@ pub struct ServersParams {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct UserParams {
-    /// User name (seed: sbuser); for the report only.
+    /// User name (the lab: sbuser); for the report only.
     pub name: String,
-    /// `default_hostgroup`: where a statement goes when no rule matches (seed: 10).
+    /// `default_hostgroup`: where a statement goes when no rule matches (the lab: 10).
     pub default_hostgroup: u32,
-    /// `transaction_persistent` (table default 1 since 1.4.0, ref §1.1; seed: 1).
+    /// `transaction_persistent` (table default 1 since 1.4.0, sysown/proxysql
+    /// `lib/MySQL_Thread.cpp`; the lab: 1).
     pub transaction_persistent: bool,
 }
 
@@ -113,7 +118,7 @@ pub enum LoopPhase {
     },
 }
 
-/// `mysql-monitor_*` (ref §1.1 table, `MySQL_Thread.cpp:966-1105`).
+/// `mysql-monitor_*` (sysown/proxysql `lib/MySQL_Thread.cpp` table, `MySQL_Thread.cpp:966-1105`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MonitorParams {
@@ -126,7 +131,8 @@ pub struct MonitorParams {
     /// `mysql-monitor_ping_max_failures` (3): consecutive failed pings before `shun_and_killall`.
     pub ping_max_failures: u32,
     /// `mysql-monitor_connect_timeout` (600 ms). Used as whole seconds and clamped to ≥ 1 s
-    /// (ref §1.1, `MySQL_Monitor.cpp:1555-1557`): it bounds every new monitor connection.
+    /// (sysown/proxysql `lib/MySQL_Thread.cpp`, `MySQL_Monitor.cpp:1555-1557`): it bounds every
+    /// new monitor connection.
     pub connect_timeout: SimDuration,
     /// `mysql-monitor_read_only_interval` (1000 ms).
     pub read_only_interval: SimDuration,
@@ -135,14 +141,14 @@ pub struct MonitorParams {
     /// `mysql-monitor_read_only_max_timeout_count` (3): consecutive timeout-class read_only
     /// failures before ProxySQL assumes read_only=1.
     pub read_only_max_timeout_count: u32,
-    /// `mysql-monitor_writer_is_also_reader` (code default true). The seed's lab ran with
+    /// `mysql-monitor_writer_is_also_reader` (code default true). The lab's lab ran with
     /// false (it set it to 'true' at 01:17:23). Consulted only at a read_only 1→0 change.
     pub writer_is_also_reader: bool,
     /// Phases of the ping and read_only loops.
     pub phase: LoopPhase,
 }
 
-/// `mysql-*` globals (ref §1.1).
+/// `mysql-*` globals (sysown/proxysql `lib/MySQL_Thread.cpp`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Variables {
@@ -186,7 +192,7 @@ pub struct NetworkParams {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClientParams {
-    /// Name in reports (seed: the read/write client and the read-only client).
+    /// Name in reports (the lab: the read/write client and the read-only client).
     pub name: String,
     /// `--threads`.
     pub threads: u32,
@@ -204,7 +210,7 @@ pub struct ClientParams {
     #[serde(default)]
     pub skip_trx: bool,
     /// Per-statement latency. Default lognormal, median 200 µs, sigma 0.5 *\[inferred\]*: gives
-    /// ~880 tps for 4 read/write threads and ~740 tps for 2 read-only threads (seed: 640–1066
+    /// ~880 tps for 4 read/write threads and ~740 tps for 2 read-only threads (the lab: 640–1066
     /// and 520–912).
     #[serde(default = "d_latency")]
     pub latency: Latency,
@@ -496,7 +502,7 @@ impl ProxysqlParams {
         super::script::check_actions(&self.actions, &hosts, self.horizon)?;
         positive("horizon", self.horizon)?;
         // Every statement is simulated (~5e6 a second of wall time): bound the expected count
-        // so that a run ends in well under a minute (the seed's 90 s lab is ~2e6).
+        // so that a run ends in well under a minute (the lab's 90 s lab is ~2e6).
         let statements: f64 = self
             .clients
             .iter()

@@ -17,7 +17,7 @@ pub struct ScriptedAction {
     pub action: Action,
 }
 
-/// Faults and operator actions (spec "Faults and operator actions").
+/// Faults and operator actions (`docs/proxysql.md` "Faults and operator actions").
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", deny_unknown_fields)]
 pub enum Action {
@@ -73,7 +73,8 @@ pub enum Action {
         /// Its value as ProxySQL's admin would take it (`'true'`, `'10000'`).
         value: String,
     },
-    /// Print the runtime `mysql_servers` table in the report (`SELECT … FROM runtime_mysql_servers`).
+    /// Print the runtime `mysql_servers` table in the report (`SELECT … FROM
+    /// runtime_mysql_servers`).
     ShowServers,
 }
 

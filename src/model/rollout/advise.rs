@@ -1,5 +1,5 @@
 //! `vtsim advise`: the smallest `tablet_available_timeout` whose risk of any failed replica
-//! read per rollout is below a target, with the rollout time it costs, next to the seed's
+//! read per rollout is below a target, with the rollout time it costs, next to the incident's
 //! 1.5 × refresh-interval rule of thumb and the 2 × rule of vitess-operator PR #797.
 //!
 //! "Below the target" means the upper end of the 95 % Wilson interval of P(any error per
@@ -94,7 +94,7 @@ pub fn smallest_target() -> f64 {
 }
 
 /// The scan goes up to this many refresh intervals (a gate of 4 × refresh is far past every
-/// rule of thumb: 1.5 × in the seed, 2 × in vitess-operator PR #797).
+/// rule of thumb: 1.5 × in the incident report, 2 × in vitess-operator PR #797).
 pub const SCAN_REFRESHES: f64 = 4.0;
 
 /// The largest gate the scan visits: [`SCAN_REFRESHES`] × refresh.

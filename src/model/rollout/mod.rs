@@ -1,4 +1,5 @@
-//! Rolling restarts vs vtgate discovery (`spec/rollout.md`, seed `000_baaf1458e77f4857`).
+//! Rolling restarts vs vtgate discovery (`docs/rollout.md`; the incident is the vitess-operator
+//! report behind PR #797, replayed by `models/incident-000.ron`).
 //!
 //! The vitess-operator restarts one tablet per shard at a time and goes on once the restarted
 //! pod has been Ready for `tablet_available_timeout` (30 s). Each vtgate learns a restarted
@@ -8,24 +9,28 @@
 //! per vtgate, the exposure is the time it cannot serve a replica read; with uniform phases,
 //! two replicas and no other delays its mean per drain is (T − A)² / (2T).
 //!
-//! Where the spec and the code (`reference/vitess-semantics.md`) differ, the code is followed:
+//! Where the incident's account and the code (planetscale/vitess-operator, vitessio/vitess
+//! release-22.0) differ, the code is followed:
 //! - Exposure is "discovery lag − timeout" only to first order: the next drain comes
 //!   `serving_after_publish` (the address is published before the tablet serves), up to one
 //!   readiness-probe period, the timeout and one controller step after the tablet serves, and
-//!   the vtgate can discover the address before the tablet serves (ref §B.1, §D).
+//!   the vtgate can discover the address before the tablet serves (vitessio/vitess
+//!   `go/vt/discovery/topology_watcher.go`, `docs/rollout.md`, the derived timing model).
 //! - After PRS, a vtgate with no health stream to the new primary reloads the shard at once
-//!   (`loadTabletsTrigger`, ref §B.1), which also discovers any replica it had missed. A vtgate
-//!   that knows the new primary does not, so the seed's burst 2 (the old primary drained while
+//!   (`loadTabletsTrigger`, vitessio/vitess `go/vt/discovery/topology_watcher.go`), which also
+//!   discovers any replica it had missed. A vtgate
+//!   that knows the new primary does not, so the incident's burst 2 (the old primary drained while
 //!   two vtgates still missed replica B) happens when PRS promotes the replica restarted first.
 //!   In the code this is a race, and the model picks one outcome: `reparentTablets` starts
 //!   `SetReplicationSource` on the old primary (which turns it REPLICA at once) before
 //!   `PromoteReplica` on the new one (planned_reparenter.go), so a vtgate may see the old
 //!   primary's REPLICA update while it knows no PRIMARY and reload too (healthcheck.go), which
-//!   would remove burst 2. The seed's burst 2 supports the outcome modelled here.
+//!   would remove burst 2. The incident's burst 2 supports the outcome modelled here.
 //! - A restarted tablet's health stream answers only from its first serving state (vttablet
 //!   starts its gRPC server after `tmState.Open`), though its record is published earlier.
-//! - Primary writes are buffered during PRS (`enable_buffer`, 10 s, set by the operator, ref
-//!   §A.1), so they fail only when the primary outage at a vtgate exceeds the buffer window.
+//! - Primary writes are buffered during PRS (`enable_buffer`, 10 s, set by the operator:
+//!   vitess-operator `pkg/controller/vitessshard/reconcile_tablets.go`), so they fail only when
+//!   the primary outage at a vtgate exceeds the buffer window.
 //!
 //! Not modelled: Kubernetes' 1 s resolution of the Ready `LastTransitionTime` (Available may
 //! come up to 1 s earlier in reality), the lameduck period between SIGTERM and NOT_SERVING

@@ -1,8 +1,11 @@
 //! Parameters of the rollout model, with their real defaults and where each comes from.
 //!
-//! Sources are cited as `ref §X` (`reference/vitess-semantics.md`), `spec` (`spec/rollout.md`)
-//! and `seed` (`seeds/000_baaf1458e77f4857.txt`). Values marked *\[inferred\]* are not in any
-//! code; they are the reference's reading of runtime behaviour, or a modelling choice.
+//! Sources are cited by upstream repository, file and function (planetscale/vitess-operator,
+//! vitessio/vitess release-22.0), `docs/rollout.md`, and "the incident": the vitess-operator
+//! report that `tabletAvailableSeconds` (30 s, hard-coded) is shorter than vtgate's 1 m
+//! `--tablet_refresh_interval`, which led to PR #797, and whose rolling restart
+//! `models/incident-000.ron` replays. Values marked *\[inferred\]* are not in any code; they
+//! are a reading of runtime behaviour, or a modelling choice.
 //!
 //! Every enum is internally tagged (`kind`), so a sweep can override a field through a JSON
 //! tree and back: `phase: (kind: "Clustered", window: "20s")`.
@@ -12,16 +15,18 @@ use crate::sim::SimDuration;
 use crate::model::kit::{count, fail, positive, Checked};
 use serde::{Deserialize, Serialize};
 
-/// Parameters of the rollout model (`spec/rollout.md`).
+/// Parameters of the rollout model (`docs/rollout.md`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RolloutParams {
-    /// Number of vtgates watching the cell (seed: 10 vtgate pods).
+    /// Number of vtgates watching the cell (the incident: 10 vtgate pods).
     pub vtgates: u32,
     /// Number of shards; all shards roll in parallel unless `operator.parallel_shards` is false
-    /// (ref §A.0: every shard cascades independently). Default 1 (seed).
+    /// (vitess-operator `pkg/controller/vitesskeyspace/reconcile_shards.go`: every shard cascades
+    /// independently). Default 1 (the incident).
     pub shards: u32,
-    /// REPLICA tablets per shard besides the primary (spec: default R = 2; seed: replicas A, B).
+    /// REPLICA tablets per shard besides the primary (`docs/rollout.md`: default R = 2; the
+    /// incident: replicas A, B).
     pub replicas_per_shard: u32,
     /// vtgate topology watcher and health check.
     pub vtgate: VtgateParams,
@@ -40,41 +45,50 @@ pub struct RolloutParams {
 #[serde(deny_unknown_fields, default)]
 pub struct VtgateParams {
     /// `--tablet_refresh_interval`: period of the topology watcher's ticker. Default 1m on
-    /// every release 15.0-23.0 and main (ref §B.1, `healthcheck.go` L181-186); the operator does
-    /// not set it (ref §A.1).
+    /// every release 15.0-23.0 and main (vitessio/vitess `go/vt/discovery/topology_watcher.go`,
+    /// `healthcheck.go` L181-186); the operator does
+    /// not set it (vitess-operator `pkg/controller/vitessshard/reconcile_tablets.go`).
     pub tablet_refresh_interval: SimDuration,
-    /// When each vtgate's ticker fires relative to the others (ref §B.1: a fixed-phase ticker
+    /// When each vtgate's ticker fires relative to the others (vitessio/vitess
+    /// `go/vt/discovery/topology_watcher.go`: a fixed-phase ticker
     /// from the watcher's start time; "draw the phase per vtgate as U[0, interval)").
     pub phase: Phase,
     /// Extra delay added to each poll, uniform in [0, poll_jitter), without moving the ticker.
-    /// Default 0: the code has no jitter (ref §B.1 "No jitter").
+    /// Default 0: the code has no jitter (vitessio/vitess `go/vt/discovery/topology_watcher.go`
+    /// "No jitter").
     pub poll_jitter: SimDuration,
-    /// Time for one topology read (one `List(TabletsPath)`, ref §B.1); it delays the health
+    /// Time for one topology read (one `List(TabletsPath)`, vitessio/vitess
+    /// `go/vt/discovery/topology_watcher.go`); it delays the health
     /// checks a poll starts. Default 0 *[inferred: a few ms for etcd]*.
     pub topo_read_latency: SimDuration,
     /// A tablet's serving/not-serving/type change reaches each vtgate after this delay
-    /// (push-based stream, "a few ms", ref §B.2 "How fast NOT_SERVING reaches vtgate";
-    /// §D says ~0.05 s after SIGTERM). Default 50ms.
+    /// (push-based stream, "a few ms", vitessio/vitess `go/vt/discovery/tablet_health_check.go`
+    /// "How fast NOT_SERVING reaches vtgate";
+    /// `docs/rollout.md`, the derived timing model says ~0.05 s after SIGTERM). Default 50ms.
     pub health_stream_delay: SimDuration,
     /// From `AddTablet` to the first health response (dial + one RTT; the tablet sends its
-    /// state on subscribe, ref §B.2 "Tablet side"). Default 10ms *\[inferred\]*.
+    /// state on subscribe, vitessio/vitess `go/vt/discovery/tablet_health_check.go` "Tablet
+    /// side"). Default 10ms *\[inferred\]*.
     pub first_health_delay: SimDuration,
     /// `--healthcheck_retry_delay`: first reconnect backoff, doubling after each failure
-    /// (ref §B.2: vtgate default 2 ms, not the 5 s constant). Used only when a restarted
+    /// (vitessio/vitess `go/vt/discovery/tablet_health_check.go`: vtgate default 2 ms, not the 5 s
+    /// constant). Used only when a restarted
     /// tablet keeps its address.
     pub health_check_retry_delay: SimDuration,
-    /// `--healthcheck_timeout`: the cap of the reconnect backoff (ref §B.2, default 1m).
+    /// `--healthcheck_timeout`: the cap of the reconnect backoff (vitessio/vitess
+    /// `go/vt/discovery/tablet_health_check.go`, default 1m).
     pub healthcheck_timeout: SimDuration,
     /// `--enable_buffer`: primary writes are buffered during a failover (the operator sets it
-    /// to true, ref §A.1 vtgate flags).
+    /// to true, vitess-operator `pkg/controller/vitessshard/reconcile_tablets.go` vtgate flags).
     pub enable_buffer: bool,
     /// `--buffer_max_failover_duration`: a primary outage longer than this fails the buffered
-    /// writes (the operator sets 10s, ref §A.1).
+    /// writes (the operator sets 10s, vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_tablets.go`).
     pub buffer_max_failover_duration: SimDuration,
     /// Which vtgates reload the shard from the topology when PRS ends. In the code this is a
     /// race (`reparentTablets` turns the old primary REPLICA before promoting the new one, and
     /// `loadTabletsTrigger` fires on a PRIMARY→REPLICA update while no PRIMARY is known,
-    /// healthcheck.go): `UnknownPrimaryOnly` (default; what the seed's second burst shows)
+    /// healthcheck.go): `UnknownPrimaryOnly` (default; what the incident's second burst shows)
     /// reloads only in vtgates with no health stream to the new primary; `AllVtgates` in every
     /// vtgate, which also finds any replica a vtgate had missed.
     pub prs_reload: PrsReload,
@@ -91,7 +105,7 @@ pub enum PrsReload {
     AllVtgates,
 }
 
-/// How the vtgates' poll phases are drawn (`spec` Components, Vtgate).
+/// How the vtgates' poll phases are drawn (`docs/rollout.md`, vtgate).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(tag = "kind", deny_unknown_fields)]
 pub enum Phase {
@@ -99,7 +113,7 @@ pub enum Phase {
     #[default]
     Uniform,
     /// vtgates started within a deploy window: phase = (base + U[0, window)) mod T with one
-    /// fleet-wide base U[0, T) (the seed: 9 of 10 discovered within 44-51 s).
+    /// fleet-wide base U[0, T) (the incident: 9 of 10 discovered within 44-51 s).
     Clustered {
         /// Width of the deploy window.
         window: SimDuration,
@@ -115,64 +129,84 @@ pub enum Phase {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TabletParams {
-    /// From SIGTERM (tablet stops serving at once, ref §B.3) to the pod being gone: lameduck
-    /// 50 ms + `shutdown_grace_period` ≤ 3 s + mysqld shutdown (ref §B.3, §D "pod object
+    /// From SIGTERM (tablet stops serving at once, vitessio/vitess `go/vt/servenv/run.go`,
+    /// `go/vt/vttablet/tabletserver/state_manager.go`) to the pod being gone: lameduck
+    /// 50 ms + `shutdown_grace_period` ≤ 3 s + mysqld shutdown (vitessio/vitess
+    /// `go/vt/servenv/run.go`, `go/vt/vttablet/tabletserver/state_manager.go`, `docs/rollout.md`,
+    /// the derived timing model "pod object
     /// gone: variable"). Default Uniform(3s, 10s) *\[inferred\]*.
     pub drain_grace: DurationDist,
     /// From the old pod being gone to the new vttablet writing its new address in the topology
-    /// (`initTablet` runs early, ref §B.1 "Important for restarts"): scheduling, image, mysqld
+    /// (`initTablet` runs early, vitessio/vitess `go/vt/discovery/topology_watcher.go` "Important
+    /// for restarts"): scheduling, image, mysqld
     /// start. Default 10s + Exp(mean 10s) *\[inferred\]*.
     pub restart: DurationDist,
     /// From the address being published to the tablet serving (restore, replication init;
-    /// ref §D t_s ≥ t_w). Default Uniform(2s, 8s) *\[inferred\]*.
+    /// `docs/rollout.md`, the derived timing model t_s ≥ t_w). Default Uniform(2s, 8s)
+    /// *\[inferred\]*.
     pub serving_after_publish: DurationDist,
     /// Kubernetes readiness probe period of the vttablet container (`/healthz`; the operator
-    /// sets no timing, so the k8s default 10 s applies, ref §A.1). Probes run every period from
+    /// sets no timing, so the k8s default 10 s applies, vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_tablets.go`). Probes run every period from
     /// a phase drawn U[0, period) per restart, so Ready lags serving by 0-10 s. `0s` = Ready the
     /// instant the tablet serves.
     pub readiness_probe_period: SimDuration,
     /// Readiness flaps (Ready lost briefly) per hour while the operator waits for Available;
-    /// each restarts the Available timer (Ready LastTransitionTime moves, ref §A.1). Default 0.
+    /// each restarts the Available timer (Ready LastTransitionTime moves, vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_tablets.go`). Default 0.
     pub readiness_flaps_per_hour: f64,
     /// How long a flap keeps the pod not-Ready (Ready returns at the next probe after it;
-    /// k8s failureThreshold 3 × 10 s, ref §A.1). Default 30s.
+    /// k8s failureThreshold 3 × 10 s, vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_tablets.go`). Default 30s.
     pub readiness_flap_duration: SimDuration,
-    /// A restarted pod keeps its address (false on k8s: `tablet_hostname=$(POD_IP)`, ref §A.1).
+    /// A restarted pod keeps its address (false on k8s: `tablet_hostname=$(POD_IP)`,
+    /// vitess-operator `pkg/controller/vitessshard/reconcile_tablets.go`).
     /// When true, a vtgate whose health check was not dropped by a poll finds the tablet again
-    /// through the health check's retry backoff (ref §B.2 step 6).
+    /// through the health check's retry backoff (vitessio/vitess
+    /// `go/vt/discovery/tablet_health_check.go` step 6).
     pub keep_address_on_restart: bool,
 }
 
-/// vitess-operator rolling restart (ref §A.2).
+/// vitess-operator rolling restart (vitess-operator
+/// `pkg/controller/vitessshard/reconcile_rollout.go`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct OperatorParams {
     /// `tabletAvailableSeconds`: a restarted pod is Available once Ready continuously for this
     /// long; only then is the next tablet released (hard-coded 30 s, `reconcile_tablets.go`
-    /// L47-53, ref §A.1; PR #797 would make it 2 × refresh interval = 120 s).
+    /// L47-53, vitess-operator `pkg/controller/vitessshard/reconcile_tablets.go`; PR #797 would
+    /// make it 2 × refresh interval = 120 s).
     pub tablet_available_timeout: SimDuration,
     /// From Available (or PRS end) to the next tablet's SIGTERM: release, drain started, ack,
-    /// finish, delete are 4-5 controller round trips (ref §A.2 "Controller step latency":
+    /// finish, delete are 4-5 controller round trips (vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_rollout.go` "Controller step latency":
     /// sub-second to a few seconds). Default Uniform(500ms, 3s) *\[inferred\]*.
     pub step_latency: DurationDist,
-    /// The order in which a shard's replicas restart (ref §A.2 step 3(b): a Go map walk, random).
+    /// The order in which a shard's replicas restart (vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_rollout.go` step 3(b): a Go map walk, random).
     pub replica_order: ReplicaOrder,
     /// Which replica PRS promotes. The code picks the most advanced GTID position among Ready
-    /// REPLICAs (ref §A.2 step 4.5); in a quiet shard all are caught up, so default `Random`.
+    /// REPLICAs (vitess-operator `pkg/controller/vitessshard/reconcile_rollout.go` step 4.5); in a
+    /// quiet shard all are caught up, so default `Random`.
     pub prs_candidate: PrsCandidate,
     /// PlannedReparentShard duration: from the old primary stopping serving as primary to the
-    /// new one serving (candidate query ≤ 2 s, PRS ≤ 30 s, ref §A.2). Default Uniform(1s, 5s)
+    /// new one serving (candidate query ≤ 2 s, PRS ≤ 30 s, vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_rollout.go`). Default Uniform(1s, 5s)
     /// *\[inferred\]*.
     pub prs_duration: DurationDist,
     /// How long the demoted primary serves as a REPLICA before its SIGTERM (one more drain pass
-    /// marks it Finished, then the shard controller deletes it; ref §A.2 step 4.5; seed
+    /// marks it Finished, then the shard controller deletes it; vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_rollout.go` step 4.5; seed
     /// burst 2). Default 2s *[inferred: one or two controller hops]*.
     pub prs_replica_window: SimDuration,
-    /// Shards roll at the same time (true, ref §A.0: keyspace controller cascades every shard)
+    /// Shards roll at the same time (true, vitess-operator
+    /// `pkg/controller/vitesskeyspace/reconcile_shards.go`: keyspace controller cascades every
+    /// shard)
     /// or one after the other.
     pub parallel_shards: bool,
     /// Restart the primary too (PRS, then the old primary). False models a change scheduled on
-    /// the replicas only (ref §A.2 step 3: only scheduled pods roll); used for the peer
+    /// the replicas only (vitess-operator `pkg/controller/vitessshard/reconcile_rollout.go` step
+    /// 3: only scheduled pods roll); used for the peer
     /// comparison, whose rollout restarts replicas only.
     pub restart_primary: bool,
     /// When the rollout starts (first release = start + one step latency). Default 0s.
@@ -197,7 +231,7 @@ pub enum PrsCandidate {
     /// Uniform among the shard's replicas (all equally advanced).
     #[default]
     Random,
-    /// The replica restarted first in this rollout (the seed's replica A).
+    /// The replica restarted first in this rollout (the incident's replica A).
     FirstRestarted,
     /// The replica restarted last.
     LastRestarted,
@@ -209,7 +243,7 @@ pub enum PrsCandidate {
 pub struct WorkloadParams {
     /// Replica reads per second through each vtgate (Poisson), spread uniformly over shards.
     /// Default 50 *[illustrative: no source]*; the incident model uses the rate that gives the
-    /// seed's burst sizes.
+    /// incident's burst sizes.
     pub replica_read_rps: f64,
     /// Primary writes per second through each vtgate (Poisson). Default 10 *\[illustrative\]*.
     pub primary_write_rps: f64,

@@ -1,19 +1,21 @@
 //! Multi-site `read_only` poller: debounce, adaptive backoff and detection delays
-//! (`spec/site_poller.md`, seed `004_d9ef8d8b6cc0731f`).
+//! (`docs/site_poller.md`; the playground of the bloodraven poller walkthrough "The poll loop
+//! and per-site state").
 //!
 //! The operator is ShipStream/bloodraven's `TopologyManager` (`internal/controller/topology.go`
-//! @025b10dc, `reference/proxysql-and-poller.md` Part 2; Go timer semantics Part 3). One loop
+//! @025b10dc; Go's timer semantics from `src/time/tick.go` and `runtime/time.go`). One loop
 //! probes every site in parallel (`SELECT @@read_only`, 5 s context each), applies
 //! `computeState` with the non-promotable bypass ([`tracker`]), looks for transitions, runs
 //! the serial extras, then sleeps `adaptivePollInterval` — the base interval doubled per
 //! failure beyond the threshold of the *worst* site, capped at 30 s — so one long outage slows
-//! detection on every other site (the seed's 6 s vs 90 s).
+//! detection on every other site (the walkthrough's 6 s vs 90 s).
 //!
-//! Where the code and the spec differ, the code is followed:
+//! Where the code and the specification (`docs/site_poller.md`) differ, the code is followed:
 //! - The current loop is a one-shot timer re-armed after each Poll (period = Poll duration +
 //!   interval), not a ticker; the ticker of older versions is [`params::LoopDriver::Ticker`].
 //! - A dark site's probe fails at the driver's 4 s `statusNetTimeout`, not at the 5 s context
-//!   (ref §2.7); `Hang` (5 s) is the pre-PR #95 behaviour.
+//!   (ShipStream/bloodraven `internal/mysql/checker.go` (`statusNetTimeout`)); `Hang` (5 s) is the
+//!   pre-PR #95 behaviour.
 //! - Cross-site promotions are attempted only in a Poll with a state transition (code), not on
 //!   every poll (docs): `failover.retry_every_poll`, default false.
 //! - `EvalCrossSite` is simplified to the roles modelled: non-promotable sites are the
@@ -23,8 +25,9 @@
 //! Known limits of the figures:
 //! - Failover timing is not calibrated. With `failover.enabled` at the defaults, `new_primary_s`
 //!   (fault start -> `recordFailover`) is about 5.6 s for a refused primary and 17.6 s for a
-//!   dark one (detection dominates; the promotion steps add about 0.5 s), while the reference
-//!   (§2.8) measured about 12.0 s for a clean kill. The step latencies (`gtid_pick`,
+//!   dark one (detection dominates; the promotion steps add about 0.5 s), while the third-party
+//!   course "Bloodraven in Production" (pinned to bloodraven v0.9.1-3-gecb1799) measured
+//!   about 12.0 s for a clean kill. The step latencies (`gtid_pick`,
 //!   `relay_drain`, `promotion_sql`, `confirm`, `dns`) are guesses, not measurements: read
 //!   `new_primary_s` as detection + a nominal promotion, not as a predicted outage.
 //! - Detection p99 is not monotone in `failure_threshold` at high transient-error rates

@@ -1,7 +1,10 @@
 //! Parameters of the site-poller model, with their defaults and where each comes from.
 //!
-//! Sources: `ref §X` = `reference/proxysql-and-poller.md` Part 2/3, `spec` =
-//! `spec/site_poller.md`, `seed` = `seeds/004_d9ef8d8b6cc0731f.txt`. *\[inferred\]* marks a value
+//! Sources: ShipStream/bloodraven (`internal/controller/topology.go`, `internal/state/`,
+//! `docs/docs/failover.mdx`), cited by file and function; Go's `time` package; 
+//! `docs/site_poller.md`; and "the walkthrough": the bloodraven poller walkthrough "The poll
+//! loop and per-site state", whose playground `models/playground.ron` is. *\[inferred\]* marks a
+//! value
 //! no code fixes (a network latency, a step duration): a documented modelling choice.
 //!
 //! Every enum is internally tagged (`kind`) so sweeps can override it through JSON:
@@ -12,11 +15,12 @@ use crate::sim::SimDuration;
 use crate::model::kit::{fail, positive, probability, Checked};
 use serde::{Deserialize, Serialize};
 
-/// Parameters of the site-poller model (`spec/site_poller.md`).
+/// Parameters of the site-poller model (`docs/site_poller.md`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SitePollerParams {
-    /// The watched sites, in declared order (the order breaks promotion ties, ref §2.6).
+    /// The watched sites, in declared order (the order breaks promotion ties,
+    /// ShipStream/bloodraven `internal/state/matrix.go` `EvalCrossSite`).
     pub sites: Vec<SiteParams>,
     /// The `TopologyManager` loop.
     #[serde(default)]
@@ -50,7 +54,8 @@ pub struct SiteParams {
     pub flaky_p: Option<f64>,
 }
 
-/// A site's role (`api/v1alpha1/types.go`; ref §2.1).
+/// A site's role (`api/v1alpha1/types.go`; ShipStream/bloodraven
+/// `internal/controller/topology.go`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", deny_unknown_fields)]
 pub enum Role {
@@ -71,7 +76,8 @@ pub enum Answer {
     ReadOnly,
 }
 
-/// Which loop drives the polls (ref §2.4, Part 3).
+/// Which loop drives the polls (ShipStream/bloodraven `internal/controller/topology.go` (the
+/// loop), Part 3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(tag = "kind", deny_unknown_fields)]
 pub enum LoopDriver {
@@ -79,7 +85,8 @@ pub enum LoopDriver {
     /// `start(k+1) = end(k) + interval(k)`: period = poll duration + interval.
     #[default]
     TimerAfterCycle,
-    /// Older versions: a phase-locked `time.Ticker` (Go ≥ 1.23 semantics, ref Part 3): ticks at
+    /// Older versions: a phase-locked `time.Ticker` (Go ≥ 1.23 semantics: `src/time/tick.go`,
+    /// `runtime/time.go`): ticks at
     /// `t0 + k·d`; a poll that overruns gets one immediate tick when it ends, the rest are
     /// dropped. When the adaptive interval changes the ticker is `Reset(new)` at the poll's end
     /// (the next tick is `new` later) *[inferred: the old ticker versions had no backoff; set
@@ -99,7 +106,8 @@ pub struct PollerParams {
     /// `spec.recoveryThreshold`: consecutive writable answers before Writable on a
     /// primary-candidate. 2 (types.go, min 1).
     pub recovery_threshold: u32,
-    /// Multiply the interval by 2^(worst fail count − failure_threshold) (ref §2.4). On in the
+    /// Multiply the interval by 2^(worst fail count − failure_threshold) (ShipStream/bloodraven
+    /// `internal/controller/topology.go` (the loop)). On in the
     /// current code; off reproduces versions before the backoff.
     pub adaptive_backoff: bool,
     /// `maxPollBackoffExponent` = 4 (topology.go).
@@ -109,12 +117,14 @@ pub struct PollerParams {
     /// The loop driver: `(kind: "TimerAfterCycle")` (default, current code) or
     /// `(kind: "Ticker")`.
     pub driver: LoopDriver,
-    /// When the operator starts (its first Poll runs at once, ref §2.4; the ticker's phase is
+    /// When the operator starts (its first Poll runs at once, ShipStream/bloodraven
+    /// `internal/controller/topology.go` (the loop); the ticker's phase is
     /// this instant). Default 0.
     pub start: SimDuration,
 }
 
-/// Probe and per-poll I/O latencies (ref §2.5, §2.7).
+/// Probe and per-poll I/O latencies (ShipStream/bloodraven `internal/controller/topology.go`
+/// `TopologyManager.Poll`, ShipStream/bloodraven `internal/mysql/checker.go` (`statusNetTimeout`)).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ProbeParams {
@@ -127,17 +137,20 @@ pub struct ProbeParams {
     /// Latency of an answered query over the held connection (one round trip plus MySQL).
     /// Default Uniform(1ms, 3ms) *\[inferred\]*.
     pub answer_latency: DurationDist,
-    /// Latency of a refused probe (RST / kube-proxy REJECT: about one round trip, ref §2.7), and
+    /// Latency of a refused probe (RST / kube-proxy REJECT: about one round trip,
+    /// ShipStream/bloodraven `internal/mysql/checker.go` (`statusNetTimeout`)), and
     /// of a transient (flaky) error. Default Fixed 1ms *\[inferred\]*.
     pub refused_latency: DurationDist,
     /// Probability that any probe of an answering site fails (a transient error: every error
-    /// counts, ref §2.10 #14). Default 0. A site's own `flaky_p` replaces it.
+    /// counts, `docs/site_poller.md` #14). Default 0. A site's own `flaky_p` replaces it.
     pub flaky_p: f64,
     /// `SHOW REPLICA STATUS` on every site believed ReadOnly, one after another after the
-    /// probes (ref §2.5 step 9), each as long as a query to that site (≤ 5 s when it is dark).
+    /// probes (ShipStream/bloodraven `internal/controller/topology.go` `TopologyManager.Poll` step
+    /// 9), each as long as a query to that site (≤ 5 s when it is dark).
     pub replica_status_extra: bool,
     /// `fenceWritableNonPromotableSites`: every poll, `SET GLOBAL super_read_only=ON` on each
-    /// non-promotable site believed Writable; it makes an answering site read-only (ref §2.5
+    /// non-promotable site believed Writable; it makes an answering site read-only
+    /// (ShipStream/bloodraven `internal/controller/topology.go` `TopologyManager.Poll`
     /// step 4).
     pub fence_non_promotable: bool,
     /// Everything else a Poll does serially (convergence, recovery, DNS apply, GTID reads):
@@ -204,7 +217,8 @@ pub struct Fault {
     pub duration: Option<SimDuration>,
 }
 
-/// The cross-site failover layer (ref §2.6; failover.mdx).
+/// The cross-site failover layer (ShipStream/bloodraven `internal/state/matrix.go`
+/// `EvalCrossSite`; failover.mdx).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FailoverParams {
@@ -214,7 +228,8 @@ pub struct FailoverParams {
     pub cooldown: SimDuration,
     /// false (code): a promotion is attempted only in a Poll with a per-site state transition,
     /// so a blocked or failed one waits for the next transition. true: every Poll (what the
-    /// failure matrix in the docs suggests). Ref §2.6 "promotion is only retried on transitions".
+    /// failure matrix in the docs suggests). Ref ShipStream/bloodraven `internal/state/matrix.go`
+    /// `EvalCrossSite` "promotion is only retried on transitions".
     pub retry_every_poll: bool,
     /// `pickFreshestCandidate`: `GTID_EXECUTED` on every candidate in parallel (≤ 5 s each).
     /// Default Fixed 10ms *\[inferred\]*.
@@ -294,7 +309,7 @@ impl Default for FailoverParams {
 }
 
 impl SitePollerParams {
-    /// The seed's playground: `iad` (primary-candidate, writable), `pdx` (primary-candidate,
+    /// The walkthrough's playground: `iad` (primary-candidate, writable), `pdx` (primary-candidate,
     /// read-only), `reader` (non-promotable, read-only), defaults 2 s / 3 / 2, no faults.
     pub fn playground() -> Self {
         let site = |name: &str, role, initial| SiteParams {

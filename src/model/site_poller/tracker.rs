@@ -1,6 +1,7 @@
 //! The per-site debounce state machine and the loop's adaptive interval: transcriptions of
 //! Bloodraven's `computeState`, the non-promotable bypass in `Poll`, and `adaptivePollInterval`
-//! (`internal/controller/topology.go` @025b10dc; `reference/proxysql-and-poller.md` §2.3, §2.4).
+//! (ShipStream/bloodraven `internal/controller/topology.go` @025b10dc: `computeState`,
+//! `TopologyManager.Poll`, `adaptivePollInterval`).
 
 use crate::sim::SimDuration;
 use serde::Serialize;
@@ -38,7 +39,8 @@ impl SiteState {
 /// One probe's outcome: `SELECT @@read_only` answered, or any error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProbeResult {
-    /// The probe failed (refused, timed out, auth, `max_connections`: all count alike, §2.10 #14).
+    /// The probe failed (refused, timed out, auth, `max_connections`: all count alike,
+    /// `docs/site_poller.md` #14).
     Error,
     /// `read_only=1`.
     ReadOnly,

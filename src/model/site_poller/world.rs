@@ -2,7 +2,8 @@
 //! its two drivers. Its events are in [`super::event`], the scripted faults in
 //! [`super::faults`], the failover layer in [`super::failover`].
 //!
-//! One Poll (`TopologyManager.Poll`, ref §2.5) is three events:
+//! One Poll (`TopologyManager.Poll`, ShipStream/bloodraven `internal/controller/topology.go`
+//! `TopologyManager.Poll`) is three events:
 //! - `PollStart`: every site is probed in parallel; each probe's outcome is fixed by the site's
 //!   truth at that instant, its latency drawn (an answer slower than
 //!   min(`driver_timeout`, `probe_timeout`) is an error at that deadline);
@@ -295,7 +296,7 @@ impl SitePollerWorld {
         self.last_start = now;
         let pr = &self.p.probes;
         // A probe fails at whichever deadline comes first: the driver's `statusNetTimeout` or
-        // the 5 s context (ref §2.7).
+        // the 5 s context (ShipStream/bloodraven `internal/mysql/checker.go` (`statusNetTimeout`)).
         let timeout = pr.driver_timeout.min(pr.probe_timeout);
         let mut slowest = SimDuration::ZERO;
         for (i, site) in self.sites.iter_mut().enumerate() {
