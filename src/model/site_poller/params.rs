@@ -76,8 +76,8 @@ pub enum Answer {
     ReadOnly,
 }
 
-/// Which loop drives the polls (ShipStream/bloodraven `internal/controller/topology.go` (the
-/// loop), Part 3).
+/// Which loop drives the polls (ShipStream/bloodraven `internal/controller/topology.go`, the
+/// loop; Go's timer semantics from `src/time/tick.go`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(tag = "kind", deny_unknown_fields)]
 pub enum LoopDriver {
