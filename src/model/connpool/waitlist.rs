@@ -87,7 +87,7 @@ impl Waiter {
     };
     /// `ctx.Err() != nil` at `now`.
     #[inline]
-    pub fn expired(&self, now: SimTime) -> bool {
+    pub(crate) fn expired(&self, now: SimTime) -> bool {
         now >= self.deadline
     }
 }
@@ -172,18 +172,18 @@ impl Waitlist {
 
     /// Linked waiters (`list.Len()`, an atomic read in the real code).
     #[inline]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.live
     }
     /// True when no waiter is linked.
     #[inline]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.live == 0
     }
 
     /// Is waiter `w` linked?
     #[inline]
-    pub fn contains(&self, waiters: &[Waiter], w: u32) -> bool {
+    pub(crate) fn contains(&self, waiters: &[Waiter], w: u32) -> bool {
         let s = waiters[w as usize].seq;
         s >= self.base
             && ((s - self.base) as usize) < self.slots.len()
@@ -206,7 +206,7 @@ impl Waitlist {
     }
 
     /// Waiters before `w` in the list (0 at the front). `w` must be linked.
-    pub fn position(&self, waiters: &[Waiter], w: u32) -> usize {
+    pub(crate) fn position(&self, waiters: &[Waiter], w: u32) -> usize {
         let i = (waiters[w as usize].seq - self.base) as usize;
         match &self.positions {
             Some(f) => (f.prefix(i) - f.prefix(self.head)) as usize,
@@ -218,7 +218,7 @@ impl Waitlist {
     }
 
     /// Unlink `w` (which must be linked). O(1) here; the caller charges the real cost.
-    pub fn remove(&mut self, waiters: &mut [Waiter], w: u32) {
+    pub(crate) fn remove(&mut self, waiters: &mut [Waiter], w: u32) {
         let i = (waiters[w as usize].seq - self.base) as usize;
         debug_assert_eq!(self.slots[i], w);
         self.slots[i] = NONE;
@@ -339,7 +339,7 @@ impl Waitlist {
 
     /// `maybeStarvingCount`: linked waiters with age 0 (expired ones skipped by the variants
     /// with invariant A). Visits every node.
-    pub fn starving_count(&self, waiters: &[Waiter], variant: Variant, now: SimTime) -> usize {
+    pub(crate) fn starving_count(&self, waiters: &[Waiter], variant: Variant, now: SimTime) -> usize {
         let skip_expired = variant.evicts_expired();
         self.iter()
             .filter(|w| {

@@ -17,7 +17,7 @@ use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, Wor
 #[derive(Clone, Copy, Debug)]
 pub struct Conn {
     /// Its current setting (0: none/clean).
-    pub setting: u8,
+    pub(crate) setting: u8,
 }
 
 /// The whole modelled system. Its fields are the pool's (connections, stacks), the
@@ -69,7 +69,7 @@ pub struct PoolWorld {
     pub(super) rng_clients: LazyRng,
     // --- the pool
     /// Every connection ever created (closed ones are reused through `free_conns`).
-    pub conns: Vec<Conn>,
+    pub(crate) conns: Vec<Conn>,
     /// Slots of closed connections, for reuse.
     pub(super) free_conns: Vec<u32>,
     /// The clean stack (LIFO).
@@ -79,18 +79,18 @@ pub struct PoolWorld {
     /// The setting stack pushed last (`getFromSettingsStack` starts there).
     pub(super) fresh_settings: usize,
     /// Connections that exist (`active`).
-    pub active: u32,
+    pub(crate) active: u32,
     // --- waiters
     /// Every `Get` in flight, by slot.
-    pub waiters: Vec<Waiter>,
+    pub(crate) waiters: Vec<Waiter>,
     /// Free waiter slots, for reuse.
     pub(super) free_waiters: Vec<u32>,
     /// The waitlist.
-    pub waitlist: Waitlist,
+    pub(crate) waitlist: Waitlist,
     /// Waiters a returner's walk evicted, to be told after the unlock.
     pub(super) evicted: Vec<u32>,
     /// `wl.mu`.
-    pub mutex: WlMutex,
+    pub(crate) mutex: WlMutex,
     /// Connections the starvation worker has still to try returning this tick.
     pub(super) starving_left: usize,
     // --- workload
@@ -114,7 +114,7 @@ pub struct PoolWorld {
     /// Time up to which the waitlist depth has been accounted.
     pub(super) depth_last_t: SimTime,
     /// Everything counted.
-    pub m: Metrics,
+    pub(crate) m: Metrics,
 }
 
 impl PoolWorld {
@@ -225,7 +225,7 @@ impl PoolWorld {
     }
 
     /// End of the last stage.
-    pub fn stages_end(&self) -> SimTime {
+    pub(crate) fn stages_end(&self) -> SimTime {
         self.stages_end
     }
 
@@ -235,7 +235,7 @@ impl PoolWorld {
     }
 
     /// Close the books at the end of the run.
-    pub fn finish_run(&mut self, end: SimTime) {
+    pub(crate) fn finish_run(&mut self, end: SimTime) {
         self.note_depth(end);
     }
 }

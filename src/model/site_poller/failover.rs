@@ -12,16 +12,16 @@ use crate::sim::{Scheduler, SimTime, TraceRecord};
 #[derive(Clone, Copy, Debug)]
 pub struct FailoverRec {
     /// The Poll's `ProbesDone` that started it.
-    pub started: SimTime,
+    pub(crate) started: SimTime,
     /// The candidate promoted.
     pub candidate: u16,
     /// `recordFailover` (the cooldown starts, `activeSite` flips); `SimTime::MAX` if it failed.
-    pub recorded: SimTime,
+    pub(crate) recorded: SimTime,
 }
 
 impl SitePollerWorld {
     /// Is the failover layer on?
-    pub fn failover_enabled(&self) -> bool {
+    pub(crate) fn failover_enabled(&self) -> bool {
         self.p.failover.enabled
     }
 

@@ -29,33 +29,33 @@ pub struct FaultRec {
     /// Site index.
     pub site: u16,
     /// What it does.
-    pub kind: FaultKind,
+    pub(crate) kind: FaultKind,
     /// Nominal start.
-    pub nominal: SimTime,
+    pub(crate) nominal: SimTime,
     /// Actual start (`SimTime::MAX`: not started before the horizon).
     pub start: SimTime,
     /// End (`SimTime::MAX`: lasts to the end).
     pub end: SimTime,
     /// How long it lasts.
-    pub duration: Option<SimDuration>,
+    pub(crate) duration: Option<SimDuration>,
     /// The state that detects it (None: nothing to detect, e.g. Flaky).
-    pub expect: Option<SiteState>,
+    pub(crate) expect: Option<SiteState>,
     /// Detection: the end of probing (`ProbesDone`) of the first Poll that started after the
     /// fault did (its probes saw the new truth), started before the end, and left the site in
     /// `expect`. Never the fault's start itself, even when the site was already believed in
     /// `expect` then (see [`Self::already_believed`]).
-    pub detected: SimTime,
+    pub(crate) detected: SimTime,
     /// The site was already believed in `expect` when the fault started (e.g. a false
     /// Unreachable from flaky probes): counted, not credited as a zero-delay detection.
-    pub already_believed: bool,
+    pub(crate) already_believed: bool,
     /// Polls started before the fault started: Poll `seq > start_poll` saw the new truth.
-    pub start_poll: u64,
+    pub(crate) start_poll: u64,
     /// How the start was placed; the end's phase is drawn the same way unless `Exact`.
-    pub phase: FaultPhase,
+    pub(crate) phase: FaultPhase,
     /// After the end: the state the restored truth implies.
-    pub back_to: Option<SiteState>,
+    pub(crate) back_to: Option<SiteState>,
     /// When the site reached `back_to` after the end.
-    pub recovered: SimTime,
+    pub(crate) recovered: SimTime,
     /// The site's answer before the fault (restored at its end).
     pub(super) saved_answer: Answer,
     /// Why the site did not answer before the fault, if it did not (restored at its end).

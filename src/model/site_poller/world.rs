@@ -26,32 +26,32 @@ use crate::sim::{
 /// One site: its truth and the operator's tracker of it.
 pub struct Site {
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// `role == primary-candidate`.
-    pub promotable: bool,
+    pub(crate) promotable: bool,
     /// What it answers when reachable.
-    pub answer: Answer,
+    pub(crate) answer: Answer,
     /// Why it does not answer, if it does not.
-    pub down: Option<Down>,
+    pub(crate) down: Option<Down>,
     /// Current per-probe transient failure probability.
-    pub flaky_p: f64,
+    pub(crate) flaky_p: f64,
     /// The operator's `siteTracker`.
-    pub tracker: SiteTracker,
+    pub(crate) tracker: SiteTracker,
     /// Its stream (`"site"`, index): probe latencies, flaky draws, extra-query latencies.
-    pub rng: SimRng,
+    pub(crate) rng: SimRng,
     /// This Poll's probe result.
-    pub result: ProbeResult,
+    pub(crate) result: ProbeResult,
     /// This Poll's probe error was a transient (flaky) one on an answering site.
-    pub flaky_error: bool,
+    pub(crate) flaky_error: bool,
     /// This Poll's probe latency.
-    pub latency: SimDuration,
+    pub(crate) latency: SimDuration,
 }
 
 /// A state transition the operator logged (`state transition` site, from, to).
 #[derive(Clone, Copy, Debug)]
 pub struct TransitionRec {
     /// When (`ProbesDone` of the Poll).
-    pub at: SimTime,
+    pub(crate) at: SimTime,
     /// Site index.
     pub site: u16,
     /// Previous state.
@@ -59,13 +59,13 @@ pub struct TransitionRec {
     /// New state.
     pub to: SiteState,
     /// The Poll's sequence number (1 = the first Poll).
-    pub poll: u64,
+    pub(crate) poll: u64,
     /// Counters after the Poll.
-    pub fail_count: u32,
+    pub(crate) fail_count: u32,
     /// Counters after the Poll.
-    pub recovery_count: u32,
+    pub(crate) recovery_count: u32,
     /// A transition to Unreachable caused by a transient error on an answering site.
-    pub false_unreachable: bool,
+    pub(crate) false_unreachable: bool,
 }
 
 /// One Poll, kept when the world logs polls.
@@ -90,31 +90,31 @@ pub struct PollRec {
 /// The world.
 pub struct SitePollerWorld {
     /// The sites, in declared order.
-    pub sites: Vec<Site>,
+    pub(crate) sites: Vec<Site>,
     /// The faults, in file order.
-    pub faults: Vec<FaultRec>,
+    pub(crate) faults: Vec<FaultRec>,
     /// Every state transition.
-    pub transitions: Vec<TransitionRec>,
+    pub(crate) transitions: Vec<TransitionRec>,
     /// Every Poll (only when `log_polls`).
-    pub polls: Vec<PollRec>,
+    pub(crate) polls: Vec<PollRec>,
     /// Keep [`Self::polls`].
-    pub log_polls: bool,
+    pub(crate) log_polls: bool,
     /// Every promotion attempt.
-    pub failovers: Vec<FailoverRec>,
+    pub(crate) failovers: Vec<FailoverRec>,
     /// Promotions the cooldown blocked.
-    pub failovers_blocked: u64,
+    pub(crate) failovers_blocked: u64,
     /// Polls that found more than one writable primary-candidate.
-    pub split_brain_polls: u64,
+    pub(crate) split_brain_polls: u64,
     /// Polls started.
-    pub poll_count: u64,
+    pub(crate) poll_count: u64,
     /// Probes sent.
-    pub probe_count: u64,
+    pub(crate) probe_count: u64,
     /// Longest start-to-start period.
-    pub max_period: SimDuration,
+    pub(crate) max_period: SimDuration,
     /// First and latest Poll start.
-    pub first_start: SimTime,
+    pub(crate) first_start: SimTime,
     /// Latest Poll start.
-    pub last_start: SimTime,
+    pub(crate) last_start: SimTime,
     /// The latest full start-to-start period.
     pub(super) last_period: SimDuration,
     /// When this Poll's slowest probe returned.
@@ -262,7 +262,7 @@ impl SitePollerWorld {
     }
 
     /// The worst fail count over all sites (any role), which drives the backoff.
-    pub fn worst_fail(&self) -> u32 {
+    pub(crate) fn worst_fail(&self) -> u32 {
         self.sites
             .iter()
             .map(|s| s.tracker.fail_count)
