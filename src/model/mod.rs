@@ -96,7 +96,7 @@ pub use output::RunOutput;
 /// [`Simulation::close_with_metrics`](crate::sim::Simulation::close_with_metrics), so every
 /// model's metrics, events and digest come from the one path that digests the metrics.
 mod output {
-    use super::Artifact;
+    use super::{Artifact, MetricDef};
     use crate::sim::RunEnd;
 
     /// Makes [`RunOutput`] impossible to build outside this module.
@@ -119,13 +119,20 @@ mod output {
         pub trace_error: Option<String>,
         /// Files a replay writes with `--out DIR` (timelines, charts), built only with `report`.
         pub artifacts: Vec<Artifact>,
+        /// The definitions of `metrics`, in the same order (for [`RunOutput::metric`]).
+        defs: &'static [MetricDef],
         #[allow(dead_code)]
         sealed: Sealed,
     }
 
     impl RunOutput {
-        /// The output of a run that ended with `end`.
-        pub(crate) fn new(end: RunEnd, report: Option<String>, artifacts: Vec<Artifact>) -> Self {
+        /// The output of a run that ended with `end`; `defs` name its metrics.
+        pub(crate) fn new(
+            end: RunEnd,
+            defs: &'static [MetricDef],
+            report: Option<String>,
+            artifacts: Vec<Artifact>,
+        ) -> Self {
             RunOutput {
                 metrics: end.metrics,
                 events: end.events,
@@ -133,8 +140,20 @@ mod output {
                 report,
                 trace_error: end.trace_error,
                 artifacts,
+                defs,
                 sealed: Sealed,
             }
+        }
+
+        /// The value of metric `name` (`None`: the model reports no such metric).
+        pub fn metric(&self, name: &str) -> Option<f64> {
+            let i = self.defs.iter().position(|d| d.name == name)?;
+            self.metrics.get(i).copied()
+        }
+
+        /// The definitions of [`Self::metrics`], in order.
+        pub fn metric_defs(&self) -> &'static [MetricDef] {
+            self.defs
         }
     }
 }
@@ -264,7 +283,7 @@ pub fn run_with<M: Model>(p: &M::Params, seed: u64, opts: RunOptions, logs: bool
         (None, vec![])
     };
     Run {
-        output: RunOutput::new(fin, report, artifacts),
+        output: RunOutput::new(fin, defs, report, artifacts),
         detail: M::detail(p, world, end),
         end,
     }
