@@ -50,8 +50,11 @@ impl Traced for HoldEvent {
 
 /// The hold world: one stream, a countdown.
 pub struct HoldWorld {
+    /// The one stream (`"hold"`): every increment.
     rng: SimRng,
+    /// Mean increment, in seconds.
     mean_s: f64,
+    /// Events still to handle before the run stops.
     left: u64,
 }
 

@@ -81,8 +81,8 @@ pub trait MetricSet {
 /// [`MetricSet`] definitions (the field name is the metric name) and a compile-time refusal
 /// of any name in [`RESERVED_COLUMNS`].
 ///
-/// ```
-/// vtsim::metric_set! {
+/// ```ignore
+/// crate::metric_set! {
 ///     /// What one run of a toy model reports.
 ///     pub struct ToyMetrics {
 ///         /// Requests that failed.
@@ -91,11 +91,10 @@ pub trait MetricSet {
 ///         any_failed: Indicator = "1 when any request failed",
 ///     }
 /// }
-/// use vtsim::model::MetricSet;
-/// let m = ToyMetrics { failed_requests: 3.0, any_failed: 1.0 };
-/// assert_eq!(ToyMetrics::DEFS[0].name, "failed_requests");
-/// assert_eq!(m.values(), vec![3.0, 1.0]);
 /// ```
+///
+/// (This example is the unit test `a_metric_set_names_its_fields_in_order` below, compiled with
+/// the library's tests rather than as a doctest.)
 #[macro_export]
 macro_rules! metric_set {
     (
@@ -136,6 +135,29 @@ macro_rules! metric_set {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    crate::metric_set! {
+        /// What one run of a toy model reports.
+        pub struct ToyMetrics {
+            /// Requests that failed.
+            failed_requests: Value = "requests that failed",
+            /// 1 when any request failed.
+            any_failed: Indicator = "1 when any request failed",
+        }
+    }
+
+    #[test]
+    fn a_metric_set_names_its_fields_in_order() {
+        let m = ToyMetrics {
+            failed_requests: 3.0,
+            any_failed: 1.0,
+        };
+        let names: Vec<&str> = ToyMetrics::DEFS.iter().map(|d| d.name).collect();
+        assert_eq!(names, ["failed_requests", "any_failed"]);
+        assert_eq!(ToyMetrics::DEFS[1].kind, MetricKind::Indicator);
+        assert_eq!(ToyMetrics::DEFS[0].help, "requests that failed");
+        assert_eq!(m.values(), vec![3.0, 1.0]);
+    }
 
     #[test]
     fn reserved_names_are_exactly_the_runs_csv_columns() {

@@ -126,6 +126,7 @@ mod output {
         pub artifacts: Vec<Artifact>,
         /// The definitions of `metrics`, in the same order (for [`RunOutput::metric`]).
         defs: &'static [MetricDef],
+        /// Only this module builds one.
         #[allow(dead_code)]
         sealed: Sealed,
     }
