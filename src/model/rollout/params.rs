@@ -55,20 +55,19 @@ pub struct VtgateParams {
     pub phase: Phase,
     /// Extra delay added to each poll, uniform in [0, poll_jitter), without moving the ticker.
     /// Default 0: the code has no jitter (vitessio/vitess `go/vt/discovery/topology_watcher.go`
-    /// "No jitter").
+    /// runs a plain ticker).
     pub poll_jitter: SimDuration,
     /// Time for one topology read (one `List(TabletsPath)`, vitessio/vitess
     /// `go/vt/discovery/topology_watcher.go`); it delays the health
     /// checks a poll starts. Default 0 *[inferred: a few ms for etcd]*.
     pub topo_read_latency: SimDuration,
     /// A tablet's serving/not-serving/type change reaches each vtgate after this delay
-    /// (push-based stream, "a few ms", vitessio/vitess `go/vt/discovery/tablet_health_check.go`
-    /// "How fast NOT_SERVING reaches vtgate";
-    /// `docs/rollout.md`, the derived timing model says ~0.05 s after SIGTERM). Default 50ms.
+    /// (push-based stream, "a few ms": vitessio/vitess `go/vt/discovery/tablet_health_check.go`;
+    /// the derived timing model of `docs/rollout.md` says ~0.05 s after SIGTERM). Default 50ms.
     pub health_stream_delay: SimDuration,
     /// From `AddTablet` to the first health response (dial + one RTT; the tablet sends its
-    /// state on subscribe, vitessio/vitess `go/vt/discovery/tablet_health_check.go` "Tablet
-    /// side"). Default 10ms *\[inferred\]*.
+    /// state on subscribe: vitessio/vitess `go/vt/vttablet/tabletserver` `StreamHealth`).
+    /// Default 10ms *\[inferred\]*.
     pub first_health_delay: SimDuration,
     /// `--healthcheck_retry_delay`: first reconnect backoff, doubling after each failure
     /// (vitessio/vitess `go/vt/discovery/tablet_health_check.go`: vtgate default 2 ms, not the 5 s
@@ -137,8 +136,8 @@ pub struct TabletParams {
     /// gone: variable"). Default Uniform(3s, 10s) *\[inferred\]*.
     pub drain_grace: DurationDist,
     /// From the old pod being gone to the new vttablet writing its new address in the topology
-    /// (`initTablet` runs early, vitessio/vitess `go/vt/discovery/topology_watcher.go` "Important
-    /// for restarts"): scheduling, image, mysqld
+    /// (`initTablet` runs early in vttablet's start-up, which is why a restarted tablet's new
+    /// address is in the topology before it serves): scheduling, image, mysqld
     /// start. Default 10s + Exp(mean 10s) *\[inferred\]*.
     pub restart: DurationDist,
     /// From the address being published to the tablet serving (restore, replication init;
@@ -179,8 +178,8 @@ pub struct OperatorParams {
     pub tablet_available_timeout: SimDuration,
     /// From Available (or PRS end) to the next tablet's SIGTERM: release, drain started, ack,
     /// finish, delete are 4-5 controller round trips (vitess-operator
-    /// `pkg/controller/vitessshard/reconcile_rollout.go` "Controller step latency":
-    /// sub-second to a few seconds). Default Uniform(500ms, 3s) *\[inferred\]*.
+    /// `pkg/controller/vitessshard/reconcile_rollout.go`; each step is a reconcile, sub-second
+    /// to a few seconds). Default Uniform(500ms, 3s) *\[inferred\]*.
     pub step_latency: DurationDist,
     /// The order in which a shard's replicas restart (vitess-operator
     /// `pkg/controller/vitessshard/reconcile_rollout.go` step 3(b): a Go map walk, random).
