@@ -16,7 +16,12 @@ fn example_bin() -> PathBuf {
 fn the_example_replays_the_hold_fixture_to_its_pinned_digest() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let bin = example_bin();
-    assert!(bin.is_file(), "{} not built", bin.display());
+    assert!(
+        bin.is_file(),
+        "{} is not built: a plain `cargo test` builds the examples (a `--test` filter does \
+         not; then run `cargo build --release --examples` first)",
+        bin.display()
+    );
     let o = Command::new(&bin)
         .arg(root.join("models/hold-fixture.ron"))
         .output()
