@@ -104,10 +104,7 @@ pub fn sweep_runs_per_s(world: &crate::model::WorldSpec, runs: u64, threads: usi
     use crate::model::RunOptions;
     use crate::sim::rng::replicate_seed;
     use rayon::prelude::*;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .expect("thread pool");
+    let pool = crate::experiment::runner::thread_pool(Some(threads)).expect("thread pool");
     let t0 = Instant::now();
     let digests: Vec<String> = pool.install(|| {
         (0..runs)
@@ -122,4 +119,74 @@ pub fn sweep_runs_per_s(world: &crate::model::WorldSpec, runs: u64, threads: usi
     let dt = t0.elapsed().as_secs_f64();
     std::hint::black_box(digests);
     runs as f64 / dt
+}
+
+/// `vtsim bench --events`: at least 1 and at most [`MAX_EVENTS`].
+pub fn check_events(events: u64) -> Result<(), String> {
+    if events == 0 || events > MAX_EVENTS {
+        return Err(format!(
+            "--events {events}: must be at least 1 and at most {MAX_EVENTS:.0e}"
+        ));
+    }
+    Ok(())
+}
+
+/// The pending-event counts `vtsim bench` measures the hold model at.
+pub const PENDING: [u32; 3] = [1_000, 10_000, 100_000];
+/// Rounds per measurement (the best is reported).
+pub const ROUNDS: u32 = 5;
+/// Runs of the sweep-scaling measurement.
+pub const SWEEP_RUNS: u64 = 4000;
+/// Thread counts of the sweep-scaling measurement.
+pub const SWEEP_THREADS: [usize; 2] = [1, 2];
+
+/// `vtsim bench`: the hold model at [`PENDING`] events against a bare heap, then (unless
+/// `kernel_only`) sweep scaling of [`SWEEP_RUNS`] runs of the built-in rollout model on
+/// [`SWEEP_THREADS`]; each line is written to `out` as soon as it is measured.
+pub fn report(events: u64, kernel_only: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "hold model: each pop schedules one event at now + Exp(1 ms); best of {ROUNDS} rounds; 1 thread"
+    )?;
+    writeln!(
+        out,
+        "{:>9} {:>12} {:>16} {:>16} {:>16} {:>9}",
+        "pending", "events", "kernel+digest/s", "kernel/s", "bare heap/s", "ratio"
+    )?;
+    for pending in PENDING {
+        let r = hold(pending, events, ROUNDS);
+        writeln!(
+            out,
+            "{:>9} {:>12} {:>16.3e} {:>16.3e} {:>16.3e} {:>8.2}x",
+            r.pending,
+            r.events,
+            r.kernel_digest_eps,
+            r.kernel_nodigest_eps,
+            r.bare_heap_eps,
+            r.bare_heap_eps / r.kernel_digest_eps
+        )?;
+    }
+    writeln!(
+        out,
+        "(ratio = bare heap / kernel with digest: the kernel's overhead factor)"
+    )?;
+    if kernel_only {
+        return Ok(());
+    }
+    let world = crate::experiment::files::builtin_model("rollout-default").world;
+    writeln!(out)?;
+    writeln!(out, "sweep scaling: {SWEEP_RUNS} runs of {}", world.kind())?;
+    let mut base = 0.0;
+    for threads in SWEEP_THREADS {
+        let rate = sweep_runs_per_s(&world, SWEEP_RUNS, threads);
+        if threads == 1 {
+            base = rate;
+        }
+        writeln!(
+            out,
+            "  --threads {threads}: {rate:>10.0} runs/s  ({:.2}x)",
+            rate / base
+        )?;
+    }
+    Ok(())
 }

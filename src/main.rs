@@ -1,29 +1,21 @@
 //! The `vtsim` command line. Parsing and printing only; the work is in the library.
 
-mod tracediff;
-
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::fs::File;
-use std::io::{IsTerminal, Seek, SeekFrom};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
-use vtsim::experiment::error::{io_words, plain_words};
-use vtsim::experiment::files::{file_kind, model_source, FileKind};
-use vtsim::experiment::plan::{apply_override, load_plan};
-use vtsim::experiment::runner::{merge, run_plan, RunConfig};
-use vtsim::experiment::{load_model_arg, InputError, ModelFile};
-use vtsim::model::{Artifact, RunOptions, RunOutput, WorldSpec};
-use vtsim::sim::Trace;
-
-/// Most worker threads `--threads` (or `RAYON_NUM_THREADS`) may ask for: 1024. Results are the
-/// same for any number, so the bound only has to be above any one machine's CPU count (a
-/// 2-socket server has up to ~768 hardware threads) while keeping memory flat: the runner
-/// holds 512 rows per thread in flight, so 1024 threads is ~0.5 M rows (~100 MB), where
-/// 100 000 threads would be 51 M rows and 100 000 thread stacks. The bound is the same on
-/// every machine, so a command that is valid on one is valid on all.
-const MAX_THREADS: usize = 1024;
+use vtsim::experiment::error::{io_words, BadInput};
+use vtsim::experiment::files::{builtin_model, file_kind, model_source, FileKind};
+use vtsim::experiment::plan::load_plan;
+use vtsim::experiment::runner::{
+    check_threads, default_out, merge, run_plan, thread_pool, RunConfig,
+};
+use vtsim::experiment::{load_model_arg, InputError};
+use vtsim::replay;
+use vtsim::tracediff;
 
 #[derive(Parser)]
 #[command(
@@ -158,18 +150,8 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
     Ok((k, n))
 }
 
-/// An error that exits with code 2 (bad input), as opposed to 1 (a failure while running).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct BadInput(String);
-
 fn bad(m: impl Into<String>) -> anyhow::Error {
     BadInput(m.into()).into()
-}
-
-/// An I/O failure, with the file and the OS error in plain words (exit code 1).
-fn io_fail(what: &str, path: &Path, e: &std::io::Error) -> anyhow::Error {
-    anyhow::anyhow!("{what} {}: {}", path.display(), io_words(e))
 }
 
 fn main() -> ExitCode {
@@ -219,37 +201,8 @@ fn without_os_codes(s: &str) -> String {
     out
 }
 
-fn default_out(name: &str) -> PathBuf {
-    Path::new("notebooks-out").join(name)
-}
-
 fn show_progress() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
-}
-
-/// `--threads` within 1..=MAX_THREADS; without it, `RAYON_NUM_THREADS` (which rayon reads)
-/// within the same bound.
-fn check_threads(threads: Option<usize>) -> Result<Option<usize>> {
-    match threads {
-        Some(t) if t == 0 || t > MAX_THREADS => Err(bad(format!(
-            "--threads {t}: must be at least 1 and at most {MAX_THREADS} (results are the same \
-             for any number; more threads than CPUs only costs memory)"
-        ))),
-        Some(t) => Ok(Some(t)),
-        None => {
-            if let Some(n) = std::env::var("RAYON_NUM_THREADS")
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok())
-            {
-                if n > MAX_THREADS as u64 {
-                    return Err(bad(format!(
-                        "RAYON_NUM_THREADS={n}: at most {MAX_THREADS} worker threads"
-                    )));
-                }
-            }
-            Ok(None)
-        }
-    }
 }
 
 fn dispatch(cli: Cli) -> Result<ExitCode> {
@@ -346,54 +299,34 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 return Err(bad("--vtgates must be at least 1"));
             }
             let n =
-                vtsim::advise::check_request(refresh, step, target_risk, rollouts).map_err(bad)?;
+                vtsim::model::rollout::advise::check_request(refresh, step, target_risk, rollouts)
+                    .map_err(bad)?;
             let threads = check_threads(threads)?;
             let world = match &model {
                 Some(p) => load_model_arg(p)?.world,
                 None => builtin_model("rollout-default").world,
             };
-            let pool = {
-                let mut b = rayon::ThreadPoolBuilder::new();
-                if let Some(t) = threads {
-                    b = b.num_threads(t);
-                }
-                b.build()?
-            };
+            let pool = thread_pool(threads)?;
             eprintln!("vtsim advise: {n} rollouts per gate, scanning in steps of {step}...");
             let t0 = Instant::now();
             let a = pool
                 .install(|| {
-                    vtsim::advise::advise(
+                    vtsim::model::rollout::advise::advise(
                         &world,
                         refresh,
                         vtgates,
                         target_risk,
                         n,
                         step,
-                        refresh.mul_f64(4.0),
                         seed,
                     )
                 })
                 .map_err(bad)?;
-            print!("{}", vtsim::advise::render(&a));
+            print!("{}", vtsim::model::rollout::advise::render(&a));
             eprintln!("({:.1} s)", t0.elapsed().as_secs_f64());
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-/// Load a model named on the command line, refusing an experiment file with a hint.
-fn load_model_cli(arg: &Path) -> Result<ModelFile> {
-    let (path, text) = model_source(arg)?;
-    if let Ok(FileKind::Experiment) = file_kind(&path, &text) {
-        return Err(bad(format!(
-            "{}: an experiment file; replay runs a model file (or `builtin:NAME`); run an \
-             experiment with `vtsim run {}`",
-            path.display(),
-            path.display()
-        )));
-    }
-    Ok(vtsim::experiment::parse_model(&path, &text)?)
 }
 
 fn replay(
@@ -404,54 +337,16 @@ fn replay(
     out_dir: Option<&Path>,
     check: bool,
 ) -> Result<ExitCode> {
-    let mf = load_model_cli(model)?;
+    let mf = replay::load_model(model)?;
     let seed = seed.or(mf.seed).unwrap_or(1);
-    let mut world = mf.world.clone();
-    if !sets.is_empty() {
-        let mut params = world.params_json();
-        for s in sets {
-            let (k, v) = s
-                .split_once('=')
-                .ok_or_else(|| bad(format!("--set `{s}`: expected PATH=VALUE")))?;
-            let value: serde_json::Value = ron::from_str(v)
-                .or_else(|_| ron::from_str(&format!("\"{v}\"")))
-                .map_err(|e| bad(format!("--set `{s}`: {e}")))?;
-            apply_override(&mut params, k, value).map_err(|m| bad(format!("--set `{s}`: {m}")))?;
-            world
-                .with_params_json(params.clone())
-                .map_err(|m| bad(format!("--set `{s}`: {m}")))?;
-        }
-        world = world
-            .with_params_json(params)
-            .map_err(|m| bad(format!("--set: {m}")))?;
-        if let Err((f, m)) = world.validate() {
-            return Err(bad(format!("--set: field `{f}`: {m}")));
-        }
-    }
+    let world = replay::with_sets(&mf.world, sets)?;
     if let Some(dir) = out_dir {
-        std::fs::create_dir_all(dir).map_err(|e| io_fail("cannot create the folder", dir, &e))?;
+        replay::create_out_dir(dir)?;
     }
     let t0 = Instant::now();
-    let (out, records) = if check {
-        let (out, records) = check_determinism(&world, seed, trace)?;
-        (out, Some(records))
-    } else {
-        let trace_sink = match trace {
-            Some(p) => Trace::with_jsonl(
-                File::create(p).map_err(|e| io_fail("cannot create the trace file", p, &e))?,
-            ),
-            None => Trace::digest_only(),
-        };
-        let out = world.run(
-            seed,
-            RunOptions {
-                trace: trace_sink,
-                report: true,
-            },
-        );
-        (out, None)
-    };
+    let r = replay::replay(&world, seed, trace, check)?;
     let dt = t0.elapsed().as_secs_f64();
+    let out = &r.output;
     println!("model   {} ({})", mf.name, world.kind());
     println!("seed    {seed} ({seed:#018x})");
     if let Some(r) = &out.report {
@@ -466,191 +361,19 @@ fn replay(
     println!("events  {}", out.events);
     println!("digest  {}", out.digest);
     if let Some(p) = trace {
-        if let Some(e) = &out.trace_error {
-            bail!("writing the trace {}: {}", p.display(), plain_words(e));
-        }
+        replay::trace_failure(out, p)?;
         println!("trace   {}", p.display());
     }
     if let Some(dir) = out_dir {
-        for a in &out.artifacts {
-            match a {
-                Artifact::Text { name, text } => {
-                    let p = dir.join(name);
-                    write_file(&p, text.as_bytes())?;
-                    println!("wrote   {}", p.display());
-                }
-                Artifact::Chart { name, data } => {
-                    vtsim::chart::draw_files(data, dir, name).map_err(|e| {
-                        anyhow::anyhow!(
-                            "cannot draw the chart {}: {e:#}",
-                            dir.join(format!("{name}.png")).display()
-                        )
-                    })?;
-                    println!("wrote   {}", dir.join(format!("{name}.png")).display());
-                }
-            }
+        for p in replay::write_artifacts(out, dir)? {
+            println!("wrote   {}", p.display());
         }
     }
-    if let Some(n) = records {
+    if let Some(n) = r.checked_records {
         println!("deterministic: 3 runs agree ({n} records)");
     }
     eprintln!("({:.3} ms wall)", dt * 1e3);
     Ok(ExitCode::SUCCESS)
-}
-
-/// Write `bytes` to `path` through `path.partial` and a rename, naming the file on failure.
-fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".partial");
-    let tmp = PathBuf::from(tmp);
-    if let Err(e) = std::fs::write(&tmp, bytes) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io_fail("cannot write", path, &e));
-    }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io_fail("cannot write", path, &e)
-    })
-}
-
-/// A trace file for `--check`: a fresh file in the temp folder, unlinked at once (the open
-/// handles keep it until the run is compared, and nothing is left behind), as (writer, reader).
-fn scratch_trace(k: usize) -> Result<(File, File)> {
-    let dir = std::env::temp_dir();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let p = dir.join(format!(
-        "vtsim-check-{}-{k}-{nanos}.jsonl",
-        std::process::id()
-    ));
-    let w = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&p)
-        .map_err(|e| io_fail("cannot create the scratch trace", &p, &e))?;
-    let r = w
-        .try_clone()
-        .map_err(|e| io_fail("cannot reopen the scratch trace", &p, &e))?;
-    let _ = std::fs::remove_file(&p);
-    Ok((w, r))
-}
-
-/// Run `seed` three times (twice here, once on another thread at the same time as the
-/// second) and compare traces, metrics, digest and report. Returns run 1's output and the
-/// number of records, or an error naming the first difference.
-fn check_determinism(
-    world: &WorldSpec,
-    seed: u64,
-    trace: Option<&Path>,
-) -> Result<(RunOutput, u64)> {
-    let run = |w: &WorldSpec, f: File| {
-        w.run(
-            seed,
-            RunOptions {
-                trace: Trace::with_jsonl(f),
-                report: true,
-            },
-        )
-    };
-    // Run 1 alone, into the user's --trace file when there is one.
-    let (w1, r1) = match trace {
-        Some(p) => {
-            let w = File::create(p).map_err(|e| io_fail("cannot create the trace file", p, &e))?;
-            let r = File::open(p).map_err(|e| io_fail("cannot read the trace file", p, &e))?;
-            (w, r)
-        }
-        None => scratch_trace(1)?,
-    };
-    let o1 = run(world, w1);
-    let (w2, r2) = scratch_trace(2)?;
-    let (w3, r3) = scratch_trace(3)?;
-    let other = world.clone();
-    let handle = std::thread::Builder::new()
-        .name("vtsim-check".into())
-        .spawn(move || {
-            other.run(
-                seed,
-                RunOptions {
-                    trace: Trace::with_jsonl(w3),
-                    report: true,
-                },
-            )
-        })
-        .map_err(|e| anyhow::anyhow!("cannot start a thread: {}", io_words(&e)))?;
-    let o2 = run(world, w2);
-    let o3 = handle
-        .join()
-        .map_err(|_| anyhow::anyhow!("the run on another thread panicked"))?;
-    let scratch = format!("a scratch file in {}", std::env::temp_dir().display());
-    let run1_file = trace.map_or(scratch.clone(), |p| p.display().to_string());
-    for (name, o, file) in [
-        ("run 1", &o1, &run1_file),
-        ("run 2", &o2, &scratch),
-        ("run 3 (another thread)", &o3, &scratch),
-    ] {
-        if let Some(e) = &o.trace_error {
-            bail!(
-                "--check: {name}: writing the trace {file}: {}",
-                plain_words(e)
-            );
-        }
-    }
-    let mut records = 0;
-    for (name, r, o) in [("run 2", r2, &o2), ("run 3 (another thread)", r3, &o3)] {
-        let mut a = r1
-            .try_clone()
-            .map_err(|e| anyhow::anyhow!("cannot reread the trace of run 1: {}", io_words(&e)))?;
-        a.seek(SeekFrom::Start(0))
-            .map_err(|e| anyhow::anyhow!("cannot reread the trace of run 1: {}", io_words(&e)))?;
-        let mut b = r;
-        b.seek(SeekFrom::Start(0))
-            .map_err(|e| anyhow::anyhow!("cannot reread the trace of {name}: {}", io_words(&e)))?;
-        let mut ra = tracediff::Reader::new("run 1", a);
-        let mut rb = tracediff::Reader::new(name, b);
-        let outcome =
-            tracediff::compare(&mut ra, &mut rb, 3).map_err(|e| anyhow::anyhow!("{e}"))?;
-        match outcome {
-            tracediff::Outcome::Same { records: n } => records = n,
-            other => bail!(
-                "not deterministic: seed {seed}: the traces of run 1 and {name} differ\n{}",
-                tracediff::render(&other, ["run 1", name]).trim_end()
-            ),
-        }
-        let mut diffs = vec![];
-        if o.digest != o1.digest {
-            diffs.push(format!("digest {} vs {}", o1.digest, o.digest));
-        }
-        if o.events != o1.events {
-            diffs.push(format!("events {} vs {}", o1.events, o.events));
-        }
-        let defs = world.metric_defs();
-        for (i, (x, y)) in o1.metrics.iter().zip(&o.metrics).enumerate() {
-            if x.to_bits() != y.to_bits() {
-                let n = defs.get(i).map(|d| d.name).unwrap_or("?");
-                diffs.push(format!("metric {n} {x} vs {y}"));
-            }
-        }
-        if o.metrics.len() != o1.metrics.len() {
-            diffs.push(format!(
-                "{} metrics vs {}",
-                o1.metrics.len(),
-                o.metrics.len()
-            ));
-        }
-        if o.report != o1.report {
-            diffs.push("the report text".into());
-        }
-        if !diffs.is_empty() {
-            bail!(
-                "not deterministic: seed {seed}: run 1 and {name} have equal traces but differ in: {}",
-                diffs.join("; ")
-            );
-        }
-    }
-    Ok((o1, records))
 }
 
 fn diff(a: &Path, b: &Path, context: usize) -> Result<ExitCode> {
@@ -708,58 +431,9 @@ fn validate(file: &Path) -> Result<()> {
 }
 
 fn bench(events: u64, kernel_only: bool) -> Result<()> {
-    if events == 0 || events > vtsim::bench::MAX_EVENTS {
-        return Err(bad(format!(
-            "--events {events}: must be at least 1 and at most {:.0e}",
-            vtsim::bench::MAX_EVENTS
-        )));
-    }
-    println!(
-        "hold model: each pop schedules one event at now + Exp(1 ms); best of 5 rounds; 1 thread"
-    );
-    println!(
-        "{:>9} {:>12} {:>16} {:>16} {:>16} {:>9}",
-        "pending", "events", "kernel+digest/s", "kernel/s", "bare heap/s", "ratio"
-    );
-    for pending in [1_000u32, 10_000, 100_000] {
-        let r = vtsim::bench::hold(pending, events, 5);
-        println!(
-            "{:>9} {:>12} {:>16.3e} {:>16.3e} {:>16.3e} {:>8.2}x",
-            r.pending,
-            r.events,
-            r.kernel_digest_eps,
-            r.kernel_nodigest_eps,
-            r.bare_heap_eps,
-            r.bare_heap_eps / r.kernel_digest_eps
-        );
-    }
-    println!("(ratio = bare heap / kernel with digest: the kernel's overhead factor)");
-    if kernel_only {
-        return Ok(());
-    }
-    let world = builtin_model("rollout-default").world;
-    let runs = 4000u64;
-    println!();
-    println!("sweep scaling: {runs} runs of {}", world.kind());
-    let mut base = 0.0;
-    for threads in [1usize, 2] {
-        let rate = vtsim::bench::sweep_runs_per_s(&world, runs, threads);
-        if threads == 1 {
-            base = rate;
-        }
-        println!(
-            "  --threads {threads}: {rate:>10.0} runs/s  ({:.2}x)",
-            rate / base
-        );
-    }
+    vtsim::bench::check_events(events).map_err(bad)?;
+    vtsim::bench::report(events, kernel_only, &mut std::io::stdout().lock())?;
     Ok(())
-}
-
-/// A model built into the binary (the shipped files always parse: tests/shipped_files.rs).
-fn builtin_model(name: &str) -> ModelFile {
-    let text = vtsim::experiment::files::builtin(name).expect("a built-in model of that name");
-    vtsim::experiment::parse_model(Path::new(&format!("builtin:{name}")), text)
-        .expect("built-in models parse")
 }
 
 #[cfg(test)]

@@ -9,8 +9,10 @@
 
 use crate::chart::{self, Curve, CurvePoint};
 use crate::experiment::files::{Mark, Stat};
+use crate::experiment::hooks::abort_in_outputs_hook;
+use crate::experiment::layout::RowChecker;
 use crate::experiment::plan::Plan;
-use crate::experiment::runner::{abort_in_outputs_hook, Record, Records, RowChecker};
+use crate::io::csv::{Record, Records};
 use crate::io::write;
 use crate::model::MetricKind;
 use crate::stats::{summarize, wilson, Summary};

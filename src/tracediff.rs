@@ -141,7 +141,7 @@ impl<R: Read> Reader<R> {
 }
 
 fn crate_io_words(s: &str) -> String {
-    vtsim::experiment::error::plain_words(s)
+    crate::experiment::error::plain_words(s)
 }
 
 /// serde_json's message without its " at line 1 column 7" suffix (the column is reported

@@ -251,7 +251,7 @@ fn cases() -> Vec<(&'static str, String, String, Vec<&'static str>)> {
                 "exp.ron:3:5",
                 "field `model`",
                 "no built-in model `rollout-defualt`",
-                "builtin:rollout-default, ",
+                "builtin:hold-fixture, ",
             ],
         ),
         (
@@ -365,7 +365,7 @@ fn cases() -> Vec<(&'static str, String, String, Vec<&'static str>)> {
             "two charts of one name",
             GOOD_MODEL.into(),
             experiment(
-                "    axes: [Axis(param: \"pending\", values: [1])],\n    charts: [Chart(name: \"c\", title: \"t\", x: \"pending\", x_label: \"p\", y: [\"events\"], y_label: \"e\"), Chart(name: \"c\", title: \"t\", x: \"pending\", x_label: \"p\", y: [\"events\"], y_label: \"e\")],",
+                "    axes: [Axis(param: \"pending\", values: [1])],\n    charts: [Chart(name: \"c\", title: \"t\", x: \"pending\", x_label: \"p\", y: [\"handled_events\"], y_label: \"e\"), Chart(name: \"c\", title: \"t\", x: \"pending\", x_label: \"p\", y: [\"handled_events\"], y_label: \"e\")],",
             ),
             vec!["field `name`", "two charts are named `c`"],
         ),

@@ -43,8 +43,7 @@ fn with(spec: &WorldSpec, sets: &[(&str, Value)]) -> WorldSpec {
     let s = spec
         .with_params_json(tree)
         .unwrap_or_else(|e| panic!("{sets:?}: {e}"));
-    s.validate()
-        .unwrap_or_else(|(f, m)| panic!("{sets:?}: field `{f}`: {m}"));
+    s.validate().unwrap_or_else(|e| panic!("{sets:?}: {e}"));
     s
 }
 

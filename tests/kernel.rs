@@ -34,7 +34,7 @@ fn the_hold_digest_is_pinned() {
     let out = hold(64).run(11, RunOptions::default());
     assert_eq!(
         out.digest,
-        "610d9f9073efce3135c73e2a97b9f072b8d6cc49a007934bf5df955dfa7cb252"
+        "721148fda365a457b5a837b7de7af09501af7703403e5dd01b2c779dce2b41bc"
     );
 }
 

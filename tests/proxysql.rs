@@ -433,14 +433,17 @@ fn validation_names_the_field() {
     p.actions[1].action = Action::Kill {
         host: "mysql-9".into(),
     };
-    let (f, m) = Proxysql::validate(&p).unwrap_err();
+    let vtsim::model::ParamError {
+        field: f,
+        expected: m,
+    } = Proxysql::validate(&p).unwrap_err();
     assert_eq!(f, "actions[1].action.host");
     assert!(m.contains("mysql-1, mysql-2, mysql-3"), "{m}");
 
     let mut p = load("proxysql-lab.ron");
     p.query_rules[0].match_digest = "SELECT.*FOR UPDATE".into();
     assert_eq!(
-        Proxysql::validate(&p).unwrap_err().0,
+        Proxysql::validate(&p).unwrap_err().field,
         "query_rules[0].match_digest"
     );
     let mut p = load("proxysql-lab.ron");
@@ -448,7 +451,10 @@ fn validation_names_the_field() {
         ping: secs(9),
         read_only: SimDuration::ZERO,
     };
-    assert_eq!(Proxysql::validate(&p).unwrap_err().0, "monitor.phase.ping");
+    assert_eq!(
+        Proxysql::validate(&p).unwrap_err().field,
+        "monitor.phase.ping"
+    );
 
     // Through the model-file reader: the error names the file, the field and a line.
     let text = std::fs::read_to_string(

@@ -73,80 +73,65 @@ fn the_readme_experiment_example_is_valid() {
     assert_eq!(plan.points.len(), 16 * 5 * 2);
 }
 
-/// Every shipped model, replayed with its own seed (else 1), gives this trace digest. A change
-/// here means a recorded incident no longer replays bit for bit: the model, the kernel, the
-/// trace encoding or a sampler changed. Update it only on purpose, and say so in the commit.
+/// Every shipped model, replayed with its own seed (else 1), gives the trace digest pinned in
+/// `tests/pinned-digests.txt` (one line per model: name, seed, digest). A change means a
+/// recorded incident no longer replays bit for bit: the model, the kernel, the trace encoding
+/// or a sampler changed. A model file without a line, or a line without a file, fails too.
 #[test]
 fn every_shipped_model_replays_to_its_pinned_digest() {
-    let pinned: &[(&str, &str)] = &[
-        (
-            "connpool-default.ron",
-            "f2b3000ed6aaf9cb40620e88ed286edd35347bf7a0e8cc57c258c141ee6e12a3",
-        ),
-        (
-            "hold-fixture.ron",
-            "965f084e18daeac27a8d06649c88a2abda3049f171fa8708becf6751386f38bb",
-        ),
-        (
-            "incident-000.ron",
-            "ade20bc22d64b97e34700e7542c69bcad2f649191e2bf80cbb0c27e992d7c020",
-        ),
-        (
-            "playground.ron",
-            "ed516c6799df8671ae6caad91ad2f1549d83e432360fbc4a64dc2e88cab0bfd5",
-        ),
-        (
-            "proxysql-lab.ron",
-            "ce5149b322fa2afff9e5a7c8efb5c229f67f47f9bcfa70565e66914d1911e2e6",
-        ),
-        (
-            "proxysql-reader-fallback.ron",
-            "465f6c2246ed5f35d33b8be0609979530096aa02b5037ce9d75b5d8164826398",
-        ),
-        (
-            "proxysql-seed-1-idle-replica-dies.ron",
-            "0b78fc4d80573e5845c3d2d9be3ccf6a21524fb23e5ec650a497e8250a7cff4e",
-        ),
-        (
-            "proxysql-seed-2-read-replica-dies.ron",
-            "57ccc962e5f0077adad24b0b0613ceae5a579b0eab35361df4281c2fd24c5a46",
-        ),
-        (
-            "proxysql-seed-3-both-replicas-die.ron",
-            "bc93071e832e52e3cf00d0ec4f2a1ed29d3441c28e63a92a213c1778ca59093a",
-        ),
-        (
-            "proxysql-seed-4-writer-is-also-reader.ron",
-            "d5d96634be9a21e7ade2c44dbf97913e939cc3f0514010e864f2d2f179b927c7",
-        ),
-        (
-            "proxysql-seed-5-writer-into-readers.ron",
-            "7fdb2182dffff39cd9f5e651b5b71eb1dcd00133df64d112d19fec525a2b1f27",
-        ),
-        (
-            "rollout-default.ron",
-            "1d43f44308542f8a42042558af51688ffe4a3e5cbce59ec77762e0a229c324ad",
-        ),
-    ];
-    let files = ron_files("models");
-    assert_eq!(
-        files.len(),
-        pinned.len(),
-        "a model file without a pinned digest"
-    );
-    let mut got = vec![];
-    for (name, _) in pinned {
-        let m = load_model_file(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("models")
-                .join(name),
-        )
-        .unwrap();
-        let out = m
-            .world
-            .run(m.seed.unwrap_or(1), vtsim::model::RunOptions::default());
-        got.push((*name, out.digest));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let list = std::fs::read_to_string(root.join("tests/pinned-digests.txt")).unwrap();
+    let mut pinned: Vec<(String, u64, String)> = vec![];
+    for (i, line) in list.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        assert!(
+            f.len() == 3 && f[2].len() == 64,
+            "tests/pinned-digests.txt line {}: expected `NAME SEED DIGEST`, found `{line}`",
+            i + 1
+        );
+        let seed = f[1]
+            .parse()
+            .unwrap_or_else(|_| panic!("line {}: seed", i + 1));
+        pinned.push((f[0].to_string(), seed, f[2].to_string()));
     }
-    let want: Vec<(&str, String)> = pinned.iter().map(|(n, d)| (*n, d.to_string())).collect();
-    assert_eq!(got, want);
+    let mut problems = vec![];
+    let files = ron_files("models");
+    for f in &files {
+        let name = f.file_stem().unwrap().to_str().unwrap().to_string();
+        let m = load_model_file(f).unwrap_or_else(|e| panic!("{e}"));
+        let seed = m.seed.unwrap_or(1);
+        let digest = m
+            .world
+            .run(seed, vtsim::model::RunOptions::default())
+            .digest;
+        match pinned.iter().find(|p| p.0 == name) {
+            None => problems.push(format!(
+                "models/{name}.ron has no pinned digest; add this line to \
+                 tests/pinned-digests.txt:\n{name} {seed} {digest}"
+            )),
+            Some((_, s, _)) if *s != seed => problems.push(format!(
+                "{name}: pinned with seed {s}, but replay uses seed {seed}; the line is:\n\
+                 {name} {seed} {digest}"
+            )),
+            Some((_, _, d)) if *d != digest => {
+                problems.push(format!("{name}: replays to digest {digest}, pinned {d}"))
+            }
+            Some(_) => {}
+        }
+    }
+    for (name, _, _) in &pinned {
+        if !files
+            .iter()
+            .any(|f| f.file_stem().unwrap() == name.as_str())
+        {
+            problems.push(format!(
+                "{name} is pinned but there is no models/{name}.ron"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -33,6 +33,12 @@ impl fmt::Display for InputError {
 
 impl std::error::Error for InputError {}
 
+/// Bad input that is not a file's (a command-line value, an override that does not fit): an
+/// error that exits with code 2, as opposed to 1 (a failure while running).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadInput(pub String);
+
 impl InputError {
     /// An error about the whole file (unreadable, missing).
     pub fn file(path: &Path, message: impl Into<String>) -> Self {

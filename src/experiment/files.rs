@@ -185,58 +185,11 @@ fn ron_options() -> ron::Options {
 }
 
 /// Models built into the binary, by file name, so the README's commands run on a fresh
-/// machine from any directory. They are named explicitly, `builtin:NAME` with NAME the file's
-/// stem (`builtin:rollout-default`); a file path never falls back to them.
-pub const EMBEDDED_MODELS: &[(&str, &str)] = &[
-    (
-        "hold-fixture.ron",
-        include_str!("../../models/hold-fixture.ron"),
-    ),
-    (
-        "rollout-default.ron",
-        include_str!("../../models/rollout-default.ron"),
-    ),
-    (
-        "incident-000.ron",
-        include_str!("../../models/incident-000.ron"),
-    ),
-    (
-        "playground.ron",
-        include_str!("../../models/playground.ron"),
-    ),
-    (
-        "connpool-default.ron",
-        include_str!("../../models/connpool-default.ron"),
-    ),
-    (
-        "proxysql-lab.ron",
-        include_str!("../../models/proxysql-lab.ron"),
-    ),
-    (
-        "proxysql-reader-fallback.ron",
-        include_str!("../../models/proxysql-reader-fallback.ron"),
-    ),
-    (
-        "proxysql-seed-1-idle-replica-dies.ron",
-        include_str!("../../models/proxysql-seed-1-idle-replica-dies.ron"),
-    ),
-    (
-        "proxysql-seed-2-read-replica-dies.ron",
-        include_str!("../../models/proxysql-seed-2-read-replica-dies.ron"),
-    ),
-    (
-        "proxysql-seed-3-both-replicas-die.ron",
-        include_str!("../../models/proxysql-seed-3-both-replicas-die.ron"),
-    ),
-    (
-        "proxysql-seed-4-writer-is-also-reader.ron",
-        include_str!("../../models/proxysql-seed-4-writer-is-also-reader.ron"),
-    ),
-    (
-        "proxysql-seed-5-writer-into-readers.ron",
-        include_str!("../../models/proxysql-seed-5-writer-into-readers.ron"),
-    ),
-];
+/// machine from any directory: every `models/*.ron`, in name order (`build.rs` lists the
+/// folder). They are named explicitly, `builtin:NAME` with NAME the file's stem
+/// (`builtin:rollout-default`); a file path never falls back to them.
+pub const EMBEDDED_MODELS: &[(&str, &str)] =
+    include!(concat!(env!("OUT_DIR"), "/embedded_models.rs"));
 
 /// How a model is named as built in: `builtin:NAME` (NAME is the shipped file's stem, e.g.
 /// `builtin:rollout-default`).
@@ -262,6 +215,13 @@ pub fn builtin(name: &str) -> Option<&'static str> {
         .iter()
         .find(|(n, _)| n.strip_suffix(".ron") == Some(stem))
         .map(|(_, t)| *t)
+}
+
+/// Built-in model `name`, parsed (the shipped files always parse: tests/shipped_files.rs).
+/// Panics when there is no such model (a caller's bug: the names are vtsim's own).
+pub fn builtin_model(name: &str) -> ModelFile {
+    let text = builtin(name).expect("a built-in model of that name");
+    parse_model(Path::new(&format!("{BUILTIN_PREFIX}{name}")), text).expect("built-in models parse")
 }
 
 /// `Some(NAME)` when `spec` is `builtin:NAME`.
@@ -309,8 +269,8 @@ pub fn parse_model(path: &Path, text: &str) -> Result<ModelFile, InputError> {
     let m: ModelFile = ron_options()
         .from_str(text)
         .map_err(|e| InputError::from_ron(path, text, &e))?;
-    if let Err((field, msg)) = m.world.validate() {
-        return Err(InputError::field(path, text, &field, msg));
+    if let Err(e) = m.world.validate() {
+        return Err(InputError::field(path, text, &e.field, e.expected));
     }
     Ok(m)
 }

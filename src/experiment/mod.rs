@@ -3,6 +3,8 @@
 
 pub mod error;
 pub mod files;
+pub mod hooks;
+pub mod layout;
 pub mod plan;
 pub mod runner;
 

@@ -286,6 +286,38 @@ pub fn apply_override(root: &mut Value, path: &str, value: Value) -> Result<(), 
     Ok(())
 }
 
+/// Why overrides did not apply: override `i` (its path is missing, or its value does not fit
+/// the parameter), or the overridden parameters as a whole (a check failed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OverrideError {
+    /// Override `i` of the list, and why.
+    At(usize, String),
+    /// The parameters with every override applied, and why.
+    Whole(String),
+}
+
+/// `world` with each `(path, value)` override applied in order (see [`apply_override`]) and
+/// validated: the one way `replay --set` and `advise` change a model's parameters.
+pub fn with_overrides(
+    world: &WorldSpec,
+    sets: &[(String, Value)],
+) -> Result<WorldSpec, OverrideError> {
+    let mut params = world.params_json();
+    for (i, (k, v)) in sets.iter().enumerate() {
+        apply_override(&mut params, k, v.clone()).map_err(|m| OverrideError::At(i, m))?;
+        // Checked one at a time, so that the error names the override that does not fit.
+        world
+            .with_params_json(params.clone())
+            .map_err(|m| OverrideError::At(i, m))?;
+    }
+    let w = world
+        .with_params_json(params)
+        .map_err(OverrideError::Whole)?;
+    w.validate()
+        .map_err(|e| OverrideError::Whole(e.to_string()))?;
+    Ok(w)
+}
+
 /// A parameter path is dot-separated names, none empty.
 fn check_param_path(path: &str) -> Result<(), String> {
     if path.is_empty() {
@@ -758,7 +790,8 @@ fn plan_with_budget(path: &Path, text: &str, budget: u64) -> Result<Plan, InputE
                 None => field_err("axes", m),
             }
         })?;
-        if let Err((f, m)) = world.validate() {
+        if let Err(e) = world.validate() {
+            let (f, m) = (e.field, e.expected);
             let m = format!("{m}{}", at_point(index, &labels));
             // A field no axis sweeps, but `set` sets: report it at its `set` key.
             let under = |k: &str| {

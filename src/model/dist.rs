@@ -1,8 +1,16 @@
 //! Random durations shared by the models: fixed, uniform, or a floor plus an exponential tail,
 //! written in model files as `(kind: "Uniform", min: "3s", max: "10s")`. A draw comes from
 //! the stream of the component that owns the duration.
+//!
+//! Two rules turn a draw into a [`SimDuration`], one for each kind of draw:
+//! - a random *duration* ([`DurationDist::sample`], and the ProxySQL statement latency) is
+//!   drawn in float seconds and rounded to the nearest nanosecond
+//!   ([`SimDuration::from_secs_f64`]);
+//! - a random *offset* within a period (a poll phase, a jitter, a probe phase:
+//!   [`uniform_offset`]) is `floor(u × period)` in nanoseconds, so it stays below the period.
 
-use crate::sim::rng::{exponential, uniform};
+use super::kit::{fail, Checked};
+use crate::sim::rng::{exponential, uniform, uniform01};
 use crate::sim::{SimDuration, SimRng};
 use serde::{Deserialize, Serialize};
 
@@ -66,12 +74,25 @@ impl DurationDist {
         }
     }
     /// Check the bounds; `path` names the field in the error.
-    pub fn check(&self, path: &str) -> Result<(), (String, String)> {
+    pub fn check(&self, path: &str) -> Checked {
         if let DurationDist::Uniform { min, max } = self {
             if max < min {
-                return Err((format!("{path}.max"), "a duration >= min".into()));
+                return fail(format!("{path}.max"), "a duration >= min");
             }
         }
         Ok(())
     }
+}
+
+/// A uniform offset in [0, `period`): `floor(u × period)` nanoseconds with `u` one
+/// [`uniform01`] draw from `rng` (a period of zero gives zero, still drawing `u`).
+#[inline]
+pub fn uniform_offset(rng: &mut SimRng, period: SimDuration) -> SimDuration {
+    offset_of(uniform01(rng), period)
+}
+
+/// The offset [`uniform_offset`] gives for the uniform draw `u` in [0, 1).
+#[inline]
+pub fn offset_of(u: f64, period: SimDuration) -> SimDuration {
+    SimDuration::from_nanos((u * period.as_nanos() as f64) as u64)
 }

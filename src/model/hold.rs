@@ -1,11 +1,15 @@
-//! The hold model of event-set benchmarks (Vaucher & Duval 1975; `reference/des-anchors.md` §4):
+//! The hold model of event-set benchmarks (Vaucher & Duval 1975, "A comparison of simulation event
+//! list algorithms"):
 //! a constant number of pending events; each pop schedules one new event at
 //! now + Exp(mean increment). It measures the kernel, and is the fixture the experiment tests use.
 //! Its only draws are event times, so its digest holds events and metrics, no draw records.
 
-use super::{close_run, MetricDef, Model, RunOptions, RunOutput};
+use super::kit::{count, fail, positive, Checked};
+use super::Model;
 use crate::sim::rng::{exponential, stream};
-use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, TraceRecord, Traced, World};
+use crate::sim::{
+    RunEnd, Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, TraceRecord, Traced, World,
+};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of the hold model.
@@ -46,8 +50,11 @@ impl Traced for HoldEvent {
 
 /// The hold world: one stream, a countdown.
 pub struct HoldWorld {
+    /// The one stream (`"hold"`): every increment.
     rng: SimRng,
+    /// Mean increment, in seconds.
     mean_s: f64,
+    /// Events still to handle before the run stops.
     left: u64,
 }
 
@@ -67,11 +74,7 @@ impl World for HoldWorld {
 
 impl HoldWorld {
     /// A primed simulation of the hold model.
-    pub fn simulation(
-        p: &HoldParams,
-        seed: u64,
-        trace: crate::sim::Trace,
-    ) -> Simulation<HoldWorld> {
+    pub fn simulation(p: &HoldParams, seed: u64, trace: Trace) -> Simulation<HoldWorld> {
         let mut rng = stream(seed, "hold", 0);
         let mean_s = p.mean_increment.as_secs_f64();
         let mut first = Vec::with_capacity(p.pending as usize);
@@ -91,65 +94,69 @@ impl HoldWorld {
     }
 }
 
+crate::metric_set! {
+    /// What one run of the hold model reports.
+    pub struct HoldMetrics {
+        /// Events handled (the same count as the runner's `events` column).
+        handled_events: Value = "events handled",
+        /// Simulated time of the last event, in seconds.
+        end_time_s: Value = "simulated time of the last event",
+        /// 1 when the last event is after `late_after`.
+        ended_late: Indicator = "1 when the last event is after late_after",
+    }
+}
+
 /// The hold model.
 pub struct Hold;
 
 impl Model for Hold {
     type Params = HoldParams;
-    fn validate(p: &HoldParams) -> Result<(), (String, String)> {
-        if p.pending == 0 {
-            return Err(("pending".into(), "at least 1 pending event".into()));
-        }
-        if p.events == 0 {
-            return Err(("events".into(), "at least 1 event".into()));
-        }
-        if p.mean_increment == SimDuration::ZERO {
-            return Err(("mean_increment".into(), "a duration > 0".into()));
-        }
+    type World = HoldWorld;
+    type Metrics = HoldMetrics;
+    type Detail = ();
+    fn validate(p: &HoldParams) -> Checked {
+        let pending = ("pending event", "pending events");
+        count("pending", p.pending.into(), (1, u64::MAX), pending)?;
+        count("events", p.events, (1, u64::MAX), ("event", "events"))?;
+        positive("mean_increment", p.mean_increment)?;
         // Every pending event is a heap entry; the kernel benchmark goes to 1e5.
-        if p.pending > 1_000_000 {
-            return Err(("pending".into(), "at most 1000000 pending events".into()));
-        }
+        count("pending", p.pending.into(), (0, 1_000_000), pending)?;
         // ~10 s a run at ~1e7 events/s; more never ends in a sweep.
-        if p.events > 100_000_000 {
-            return Err(("events".into(), "at most 100000000 events".into()));
-        }
+        count("events", p.events, (0, 100_000_000), ("event", "events"))?;
         // The run lasts about events x mean_increment / pending; keep it far below the
         // 584 years a u64 of nanoseconds holds, or the end time saturates.
         let span_s = p.events as f64 * p.mean_increment.as_secs_f64() / p.pending as f64;
         if span_s > 100.0 * 365.0 * 86_400.0 {
-            return Err((
-                "mean_increment".into(),
-                "events x mean_increment / pending <= 100 years of simulated time".into(),
-            ));
+            return fail(
+                "mean_increment",
+                "events x mean_increment / pending <= 100 years of simulated time",
+            );
         }
         Ok(())
     }
-    fn metric_defs() -> Vec<MetricDef> {
-        vec![
-            MetricDef::value("events", "events handled"),
-            MetricDef::value("end_time_s", "simulated time of the last event"),
-            MetricDef::indicator("ended_late", "1 when the last event is after late_after"),
-        ]
+    fn simulation(p: &HoldParams, seed: u64, trace: Trace, _logs: bool) -> Simulation<HoldWorld> {
+        HoldWorld::simulation(p, seed, trace)
     }
-    fn run(p: &HoldParams, seed: u64, opts: RunOptions) -> RunOutput {
-        let mut sim = HoldWorld::simulation(p, seed, opts.trace);
-        sim.run_until(SimTime::MAX);
-        let (events, end) = (sim.events(), sim.now());
-        let late = if end > SimTime::ZERO + p.late_after {
-            1.0
-        } else {
-            0.0
-        };
-        let values = vec![events as f64, end.as_secs_f64(), late];
-        let (_, fin) = close_run(sim, &Self::metric_defs(), values);
-        let report = opts.report.then(|| {
-            format!(
-                "hold model: {} events, last at {:.6} s",
-                fin.events,
-                fin.end.as_secs_f64()
-            )
-        });
-        RunOutput::new(fin, report, vec![])
+    fn horizon(_p: &HoldParams, _w: &HoldWorld) -> SimTime {
+        SimTime::MAX
     }
+    fn metrics(p: &HoldParams, _w: &HoldWorld, end: SimTime, events: u64) -> HoldMetrics {
+        HoldMetrics {
+            handled_events: events as f64,
+            end_time_s: end.as_secs_f64(),
+            ended_late: if end > SimTime::ZERO + p.late_after {
+                1.0
+            } else {
+                0.0
+            },
+        }
+    }
+    fn report(_p: &HoldParams, _w: &HoldWorld, run: &RunEnd) -> String {
+        format!(
+            "hold model: {} events, last at {:.6} s",
+            run.events,
+            run.end.as_secs_f64()
+        )
+    }
+    fn detail(_p: &HoldParams, _w: HoldWorld, _end: SimTime) {}
 }

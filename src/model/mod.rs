@@ -1,91 +1,97 @@
-//! The modelled systems. Each is a [`Model`]: typed parameters read from a model file, the
-//! metrics one run reports (in a fixed order), and a `run` that builds its world, simulates it
-//! with one seed and returns those metrics with the trace digest.
+//! The modelled systems, and the one place they are registered.
 //!
-//! [`WorldSpec`] is the closed list of models a model file may name; dispatch is a `match`,
-//! so every model is monomorphised (no `dyn` in the hot loop).
+//! A model is a folder (or file) under `src/model/` with a type implementing [`Model`]: its
+//! typed parameters (read from a model file), its world (a [`World`] for the kernel), its
+//! metrics (a [`metric_set!`](crate::metric_set) struct) and the few steps that differ from
+//! model to model. The run skeleton, [`run_detailed`], is written once: build the world,
+//! simulate to the horizon, end-of-run accounting, close with the metrics and the digest, the
+//! report and the artifacts.
+//!
+//! [`WorldSpec`], the closed list of models a model file may name, comes from one table (the
+//! `models!` invocation below: one line per model); dispatch is a `match`, so every model is
+//! monomorphised (no `dyn` in the hot loop).
 
-pub mod connpool;
 pub mod dist;
-pub mod hold;
-pub mod proxysql;
-pub mod rollout;
-pub mod site_poller;
+pub mod kit;
+pub mod metric;
 
-use crate::sim::{RunEnd, Simulation, Trace, World};
+pub use kit::{check_events, EventTerm, ParamError, MAX_EVENTS_PER_RUN};
+pub use metric::{MetricDef, MetricKind, MetricSet};
+
+use crate::sim::{Draws, RunEnd, SimTime, Simulation, Trace, World};
 use serde::{Deserialize, Serialize};
 
-/// The most events one run may be expected to handle, estimated from the parameters before
-/// it runs ([`check_events`]). The kernel and the models handle 2e6-1e7 events a second on
-/// one core (`vtsim bench`; proxysql-lab 3e5 events in 0.15 s), so 1e9 events is a run of
-/// two to eight minutes: the longest one run can reasonably take (a sweep runs thousands),
-/// and far below the estimates of the inputs that never end (rollout `PerQuery` at 1e7
-/// reads/s and 10 vtgates over 6 h is 2.2e12).
-pub const MAX_EVENTS_PER_RUN: f64 = 1e9;
+/// The model table: `Name => module::Type`. `Name` is what a model file writes
+/// (`world: Name( .. )`); the line also declares the module. Adding a model is adding its
+/// folder and one line here.
+macro_rules! models {
+    ( $( $(#[$doc:meta])* $variant:ident => $module:ident :: $model:ident, )* ) => {
+        $( pub mod $module; )*
 
-/// One term of a model's event estimate: the field that drives it, what it counts, and the
-/// expected number of events.
-pub type EventTerm = (&'static str, &'static str, f64);
-
-/// Refuse parameters whose estimated events per run exceed [`MAX_EVENTS_PER_RUN`]. The error
-/// names the field of the largest term and what it counts. A NaN or infinite term (a zero
-/// period) is refused too.
-pub fn check_events(terms: &[EventTerm]) -> Result<(), (String, String)> {
-    let total: f64 = terms.iter().map(|t| t.2).sum();
-    if total.is_finite() && total <= MAX_EVENTS_PER_RUN {
-        return Ok(());
-    }
-    let (field, what, n) = terms
-        .iter()
-        .copied()
-        .max_by(|a, b| a.2.total_cmp(&b.2))
-        .expect("a term");
-    Err((
-        field.to_string(),
-        format!(
-            "at most 1e9 events per run (estimated before running); these parameters give \
-             {total:.3e}, of which {what}: {n:.3e}"
-        ),
-    ))
-}
-
-/// Is a metric a measurement, or a 0/1 outcome whose mean is a probability?
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum MetricKind {
-    /// A measurement: mean, sd, Student-t CI, quantiles.
-    Value,
-    /// A 0/1 outcome: additionally a proportion with a Wilson interval.
-    Indicator,
-}
-
-/// One metric a model reports per run. Names carry their unit (`exposure_s`, `goodput_rps`).
-#[derive(Clone, Debug, Serialize)]
-pub struct MetricDef {
-    /// Column name, with its unit as a suffix where it has one.
-    pub name: &'static str,
-    /// Measurement or 0/1 outcome.
-    pub kind: MetricKind,
-    /// One line for the report page.
-    pub help: &'static str,
-}
-
-impl MetricDef {
-    /// A measurement.
-    pub const fn value(name: &'static str, help: &'static str) -> Self {
-        MetricDef {
-            name,
-            kind: MetricKind::Value,
-            help,
+        /// The world a model file describes: which model, with its parameters.
+        /// (Variants differ in size; a spec is built once per sweep point, never in a hot loop.)
+        #[derive(Clone, Debug, Serialize, Deserialize)]
+        #[allow(clippy::large_enum_variant)]
+        pub enum WorldSpec {
+            $( $(#[$doc])* $variant(<$module::$model as Model>::Params), )*
         }
-    }
-    /// A 0/1 outcome.
-    pub const fn indicator(name: &'static str, help: &'static str) -> Self {
-        MetricDef {
-            name,
-            kind: MetricKind::Indicator,
-            help,
+
+        /// The model names a model file may use (`world: NAME( .. )`), in table order.
+        pub const MODEL_NAMES: &[&str] = &[ $( stringify!($variant) ),* ];
+
+        /// Every model's name and metric definitions, in table order.
+        pub fn all_metric_defs() -> Vec<(&'static str, Vec<MetricDef>)> {
+            vec![ $( (stringify!($variant), <$module::$model as Model>::metric_defs()) ),* ]
         }
-    }
+
+        impl WorldSpec {
+            /// The model's name as written in model files.
+            pub fn kind(&self) -> &'static str {
+                match self { $( WorldSpec::$variant(_) => stringify!($variant), )* }
+            }
+            /// See [`Model::validate`].
+            pub fn validate(&self) -> Result<(), ParamError> {
+                match self { $( WorldSpec::$variant(p) => <$module::$model as Model>::validate(p), )* }
+            }
+            /// See [`Model::metric_defs`].
+            pub fn metric_defs(&self) -> Vec<MetricDef> {
+                match self { $( WorldSpec::$variant(_) => <$module::$model as Model>::metric_defs(), )* }
+            }
+            /// Simulate one run with `seed` (see [`run_detailed`]).
+            pub fn run(&self, seed: u64, opts: RunOptions) -> RunOutput {
+                match self {
+                    $( WorldSpec::$variant(p) => run_detailed::<$module::$model>(p, seed, opts).output, )*
+                }
+            }
+            /// The parameters as a JSON tree (the form overrides are applied to).
+            pub fn params_json(&self) -> serde_json::Value {
+                match self {
+                    $( WorldSpec::$variant(p) => serde_json::to_value(p).expect("params serialise"), )*
+                }
+            }
+            /// The same model with parameters read back from a JSON tree.
+            pub fn with_params_json(&self, v: serde_json::Value) -> Result<WorldSpec, String> {
+                Ok(match self {
+                    $( WorldSpec::$variant(_) => {
+                        WorldSpec::$variant(serde_json::from_value(v).map_err(|e| e.to_string())?)
+                    } )*
+                })
+            }
+        }
+    };
+}
+
+models! {
+    /// Rolling restarts vs vtgate discovery (`docs/rollout.md`).
+    Rollout => rollout::Rollout,
+    /// The hold model of event-set benchmarks (a kernel fixture).
+    Hold => hold::Hold,
+    /// Multi-site read_only poller: debounce, backoff, detection (`docs/site_poller.md`).
+    SitePoller => site_poller::SitePoller,
+    /// smartconnpool waiters with heterogeneous deadlines (`docs/connpool.md`).
+    ConnPool => connpool::ConnPool,
+    /// ProxySQL reader routing when replicas die (`docs/proxysql.md`).
+    Proxysql => proxysql::Proxysql,
 }
 
 pub use output::RunOutput;
@@ -95,7 +101,7 @@ pub use output::RunOutput;
 /// [`Simulation::close_with_metrics`](crate::sim::Simulation::close_with_metrics), so every
 /// model's metrics, events and digest come from the one path that digests the metrics.
 mod output {
-    use super::Artifact;
+    use super::{Artifact, MetricDef};
     use crate::sim::RunEnd;
 
     /// Makes [`RunOutput`] impossible to build outside this module.
@@ -118,13 +124,21 @@ mod output {
         pub trace_error: Option<String>,
         /// Files a replay writes with `--out DIR` (timelines, charts), built only with `report`.
         pub artifacts: Vec<Artifact>,
+        /// The definitions of `metrics`, in the same order (for [`RunOutput::metric`]).
+        defs: &'static [MetricDef],
+        /// Only this module builds one.
         #[allow(dead_code)]
         sealed: Sealed,
     }
 
     impl RunOutput {
-        /// The output of a run that ended with `end`.
-        pub fn new(end: RunEnd, report: Option<String>, artifacts: Vec<Artifact>) -> Self {
+        /// The output of a run that ended with `end`; `defs` name its metrics.
+        pub(crate) fn new(
+            end: RunEnd,
+            defs: &'static [MetricDef],
+            report: Option<String>,
+            artifacts: Vec<Artifact>,
+        ) -> Self {
             RunOutput {
                 metrics: end.metrics,
                 events: end.events,
@@ -132,20 +146,22 @@ mod output {
                 report,
                 trace_error: end.trace_error,
                 artifacts,
+                defs,
                 sealed: Sealed,
             }
         }
-    }
-}
 
-/// End a model's run: digest `values` under the names of `defs`, in order, and take the
-/// digest (see [`Simulation::close_with_metrics`]). Every model's run ends here.
-pub fn close_run<W: World>(
-    sim: Simulation<W>,
-    defs: &[MetricDef],
-    values: Vec<f64>,
-) -> (W, RunEnd) {
-    sim.close_with_metrics(defs.iter().map(|d| d.name), values)
+        /// The value of metric `name` (`None`: the model reports no such metric).
+        pub fn metric(&self, name: &str) -> Option<f64> {
+            let i = self.defs.iter().position(|d| d.name == name)?;
+            self.metrics.get(i).copied()
+        }
+
+        /// The definitions of [`Self::metrics`], in order.
+        pub fn metric_defs(&self) -> &'static [MetricDef] {
+            self.defs
+        }
+    }
 }
 
 /// A file a single run can produce for `vtsim replay --out DIR`.
@@ -176,112 +192,127 @@ pub struct RunOptions {
     pub report: bool,
 }
 
-/// A modelled system.
-pub trait Model {
+/// A modelled system: the steps of a run that differ from model to model. The rest of a run
+/// is [`run_detailed`], shared by every model.
+pub trait Model: Sized + 'static {
     /// The model file's parameters (`deny_unknown_fields`, durations as strings).
     type Params: Serialize + for<'de> Deserialize<'de> + Clone + Send + Sync + std::fmt::Debug;
-    /// Check values serde cannot: `Err((field path, what was expected))`.
-    fn validate(p: &Self::Params) -> Result<(), (String, String)>;
+    /// The state the kernel simulates.
+    type World: World;
+    /// The metrics one run reports, declared with [`metric_set!`](crate::metric_set).
+    type Metrics: MetricSet;
+    /// What a run keeps besides its output, for tests and tools (restarts, counters, logs).
+    type Detail;
+
+    /// Check values serde cannot (see [`kit`] for the vocabulary of checks).
+    fn validate(p: &Self::Params) -> Result<(), ParamError>;
+    /// The world with its initial events, seeded with `seed`. `logs`: keep the per-event logs
+    /// a report or a caller of [`run_with`] asks for (the digest is the same either way).
+    fn simulation(p: &Self::Params, seed: u64, trace: Trace, logs: bool)
+        -> Simulation<Self::World>;
+    /// When the run stops at the latest (events exactly then are handled).
+    fn horizon(p: &Self::Params, w: &Self::World) -> SimTime;
+    /// End-of-run accounting before the digest is taken: close open intervals, recording any
+    /// draw they make in `draws` (stamped with the time the run stopped).
+    fn finish(_p: &Self::Params, _w: &mut Self::World, _draws: Draws<'_>) {}
+    /// The metrics of the run that ended at `end` after `events` events.
+    fn metrics(p: &Self::Params, w: &Self::World, end: SimTime, events: u64) -> Self::Metrics;
+    /// The readable account `vtsim replay` prints (`run.metrics` are the digested values).
+    fn report(p: &Self::Params, w: &Self::World, run: &RunEnd) -> String;
+    /// Files `vtsim replay --out DIR` writes (built only with a report).
+    fn artifacts(_p: &Self::Params, _w: &Self::World, _end: SimTime) -> Vec<Artifact> {
+        vec![]
+    }
+    /// What the run keeps for its caller, from the world at the end.
+    fn detail(p: &Self::Params, w: Self::World, end: SimTime) -> Self::Detail;
+
     /// The metrics a run reports, in order.
-    fn metric_defs() -> Vec<MetricDef>;
-    /// Simulate one run with `seed`.
-    fn run(p: &Self::Params, seed: u64, opts: RunOptions) -> RunOutput;
+    fn metric_defs() -> Vec<MetricDef> {
+        <Self::Metrics as MetricSet>::DEFS.to_vec()
+    }
 }
 
-/// The world a model file describes: which model, with its parameters.
-/// (Variants differ in size; a spec is built once per sweep point, never in a hot loop.)
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[allow(clippy::large_enum_variant)]
-pub enum WorldSpec {
-    /// Rolling restarts vs vtgate discovery (`spec/rollout.md`).
-    Rollout(rollout::RolloutParams),
-    /// The hold model of event-set benchmarks (a kernel fixture).
-    Hold(hold::HoldParams),
-    /// Multi-site read_only poller: debounce, backoff, detection (`spec/site_poller.md`).
-    SitePoller(site_poller::SitePollerParams),
-    /// smartconnpool waiters with heterogeneous deadlines (`spec/connpool.md`).
-    ConnPool(connpool::ConnPoolParams),
-    /// ProxySQL reader routing when replicas die (`spec/proxysql.md`).
-    Proxysql(proxysql::ProxysqlParams),
+/// One run of model `M`: its output (metric row, digest, report, artifacts) and its details.
+/// The details' fields and methods are reachable on the run itself (`run.restarts`).
+pub struct Run<M: Model> {
+    /// The metric row, digest, report and artifacts.
+    pub output: RunOutput,
+    /// What the model keeps for tests and tools.
+    pub detail: M::Detail,
+    /// When the run ended.
+    pub end: SimTime,
 }
 
-macro_rules! dispatch {
-    ($spec:expr, $p:ident => $body:expr) => {
-        match $spec {
-            WorldSpec::Rollout($p) => {
-                #[allow(dead_code)]
-                type M = rollout::Rollout;
-                $body
-            }
-            WorldSpec::Hold($p) => {
-                #[allow(dead_code)]
-                type M = hold::Hold;
-                $body
-            }
-            WorldSpec::SitePoller($p) => {
-                #[allow(dead_code)]
-                type M = site_poller::SitePoller;
-                $body
-            }
-            WorldSpec::ConnPool($p) => {
-                #[allow(dead_code)]
-                type M = connpool::ConnPool;
-                $body
-            }
-            WorldSpec::Proxysql($p) => {
-                #[allow(dead_code)]
-                type M = proxysql::Proxysql;
-                $body
-            }
-        }
+impl<M: Model> Run<M> {
+    /// The value of metric `name`. Panics when the model reports no such metric.
+    pub fn metric(&self, name: &str) -> f64 {
+        let i = <M::Metrics as MetricSet>::DEFS
+            .iter()
+            .position(|d| d.name == name)
+            .unwrap_or_else(|| panic!("no metric {name}"));
+        self.output.metrics[i]
+    }
+}
+
+impl<M: Model> std::ops::Deref for Run<M> {
+    type Target = M::Detail;
+    fn deref(&self) -> &M::Detail {
+        &self.detail
+    }
+}
+
+/// Simulate one run of `M` with `seed` and keep its details (per-event logs only when a
+/// report is asked for).
+pub fn run_detailed<M: Model>(p: &M::Params, seed: u64, opts: RunOptions) -> Run<M> {
+    run_with(p, seed, opts, false)
+}
+
+/// The run skeleton, the same for every model: build the world, simulate to the horizon,
+/// end-of-run accounting, close with the metrics (digested by name, in declaration order),
+/// then the report, the artifacts and the details.
+pub fn run_with<M: Model>(p: &M::Params, seed: u64, opts: RunOptions, logs: bool) -> Run<M> {
+    let mut sim = M::simulation(p, seed, opts.trace, logs || opts.report);
+    let horizon = M::horizon(p, &sim.world);
+    sim.run_until(horizon);
+    let (end, events) = (sim.now(), sim.events());
+    let (w, draws) = sim.world_and_draws();
+    M::finish(p, w, draws);
+    let values = M::metrics(p, &sim.world, end, events).values();
+    let defs = <M::Metrics as MetricSet>::DEFS;
+    let (world, fin) = sim.close_with_metrics(defs.iter().map(|d| d.name), values);
+    let (report, artifacts) = if opts.report {
+        (
+            Some(M::report(p, &world, &fin)),
+            M::artifacts(p, &world, end),
+        )
+    } else {
+        (None, vec![])
     };
+    Run {
+        output: RunOutput::new(fin, defs, report, artifacts),
+        detail: M::detail(p, world, end),
+        end,
+    }
 }
 
-impl WorldSpec {
-    /// The model's name as written in model files.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            WorldSpec::Rollout(_) => "Rollout",
-            WorldSpec::Hold(_) => "Hold",
-            WorldSpec::SitePoller(_) => "SitePoller",
-            WorldSpec::ConnPool(_) => "ConnPool",
-            WorldSpec::Proxysql(_) => "Proxysql",
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_model_declares_metrics_with_distinct_unreserved_names() {
+        let all = all_metric_defs();
+        assert_eq!(all.len(), MODEL_NAMES.len());
+        for (model, defs) in all {
+            assert!(!defs.is_empty(), "{model}");
+            for (i, d) in defs.iter().enumerate() {
+                assert!(!metric::is_reserved(d.name), "{model}: {}", d.name);
+                assert!(
+                    defs[..i].iter().all(|e| e.name != d.name),
+                    "{model}: {} twice",
+                    d.name
+                );
+            }
         }
-    }
-    /// See [`Model::validate`].
-    pub fn validate(&self) -> Result<(), (String, String)> {
-        dispatch!(self, p => M::validate(p))
-    }
-    /// See [`Model::metric_defs`].
-    pub fn metric_defs(&self) -> Vec<MetricDef> {
-        dispatch!(self, _p => M::metric_defs())
-    }
-    /// See [`Model::run`].
-    pub fn run(&self, seed: u64, opts: RunOptions) -> RunOutput {
-        dispatch!(self, p => M::run(p, seed, opts))
-    }
-    /// The parameters as a JSON tree (the form overrides are applied to).
-    pub fn params_json(&self) -> serde_json::Value {
-        dispatch!(self, p => serde_json::to_value(p).expect("params serialise"))
-    }
-    /// The same model with parameters read back from a JSON tree.
-    pub fn with_params_json(&self, v: serde_json::Value) -> Result<WorldSpec, String> {
-        Ok(match self {
-            WorldSpec::Rollout(_) => {
-                WorldSpec::Rollout(serde_json::from_value(v).map_err(|e| e.to_string())?)
-            }
-            WorldSpec::Hold(_) => {
-                WorldSpec::Hold(serde_json::from_value(v).map_err(|e| e.to_string())?)
-            }
-            WorldSpec::SitePoller(_) => {
-                WorldSpec::SitePoller(serde_json::from_value(v).map_err(|e| e.to_string())?)
-            }
-            WorldSpec::ConnPool(_) => {
-                WorldSpec::ConnPool(serde_json::from_value(v).map_err(|e| e.to_string())?)
-            }
-            WorldSpec::Proxysql(_) => {
-                WorldSpec::Proxysql(serde_json::from_value(v).map_err(|e| e.to_string())?)
-            }
-        })
     }
 }

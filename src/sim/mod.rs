@@ -127,6 +127,7 @@ pub struct RunEnd {
     pub trace_error: Option<String>,
     /// The metric values, in metric order: exactly what the metric records hold.
     pub metrics: Vec<f64>,
+    /// Only this module builds one.
     #[allow(dead_code)]
     sealed: Sealed,
 }

@@ -4,7 +4,9 @@
 //! `ChaCha8Rng`, seeded with the run seed and switched to a stream keyed by a *stable* id:
 //! `stream_id(tag, index) = (first 4 bytes of blake3(tag), little-endian) << 32 | index`.
 //! Adding a component, or changing another component's parameters, never changes the draws
-//! of this one. `set_stream` is called right after seeding (see `reference/rust-stack.md` §2).
+//! of this one. `set_stream` is called right after seeding (the rand book's "Parallel RNGs"
+//! chapter: one seed, a stream per work unit; `set_stream` after draws behaves differently in
+//! rand_chacha and chacha20).
 //!
 //! Samplers use the `libm` crate's pure-Rust `log`/`exp`, so a draw is bit-identical on every
 //! machine and C library, not only on this one.
@@ -28,6 +30,65 @@ pub fn stream(seed: u64, tag: &str, index: u32) -> SimRng {
     let mut r = ChaCha8Rng::seed_from_u64(seed);
     r.set_stream(stream_id(tag, index));
     r
+}
+
+/// The stream id of component `(tag, index)` with the tag's hash computed once per thread
+/// (the same id as [`stream_id`]): for code that creates a stream per component per run.
+pub fn cached_stream_id(tag: &'static str, index: u32) -> u64 {
+    thread_local! {
+        static BASES: std::cell::RefCell<Vec<(&'static str, u64)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let base = BASES.with(|b| {
+        if let Some((_, h)) = b.borrow().iter().find(|(t, _)| *t == tag) {
+            return *h;
+        }
+        let h = stream_id(tag, 0);
+        b.borrow_mut().push((tag, h));
+        h
+    });
+    base | index as u64
+}
+
+/// [`stream`] for a tag known at compile time, without hashing the tag again
+/// ([`cached_stream_id`]): the same generator, the same draws.
+pub fn cached_stream(seed: u64, tag: &'static str, index: u32) -> SimRng {
+    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    r.set_stream(cached_stream_id(tag, index));
+    r
+}
+
+/// A component's stream, created on its first draw: a component that never draws (fixed
+/// durations, no queries, no faults) costs no generator. Its draws are exactly those of
+/// `stream(seed, tag, index)`, whenever it is first used.
+pub struct LazyRng {
+    /// The run seed.
+    seed: u64,
+    /// The stream id ([`stream_id`] of the tag and index).
+    id: u64,
+    /// The generator, once a draw has asked for it.
+    rng: Option<SimRng>,
+}
+
+impl LazyRng {
+    /// The stream of `(tag, index)` in the run seeded with `seed`, not yet created.
+    pub fn new(seed: u64, tag: &'static str, index: u32) -> Self {
+        LazyRng {
+            seed,
+            id: cached_stream_id(tag, index),
+            rng: None,
+        }
+    }
+    /// The generator (created now if this is its first use).
+    #[inline]
+    pub fn get(&mut self) -> &mut SimRng {
+        let (seed, id) = (self.seed, self.id);
+        self.rng.get_or_insert_with(|| {
+            let mut r = ChaCha8Rng::seed_from_u64(seed);
+            r.set_stream(id);
+            r
+        })
+    }
 }
 
 /// SplitMix64 finaliser: a bijective, well-mixed map of u64 (Steele et al. 2014).
@@ -145,8 +206,24 @@ mod tests {
     }
 
     #[test]
+    fn a_lazy_stream_draws_what_the_eager_one_does() {
+        let mut eager = stream(9, "tablet", 3);
+        let mut lazy = LazyRng::new(9, "tablet", 3);
+        let mut cached = cached_stream(9, "tablet", 3);
+        for _ in 0..4 {
+            let x = eager.next_u64();
+            assert_eq!(lazy.get().next_u64(), x);
+            assert_eq!(cached.next_u64(), x);
+        }
+        assert_ne!(
+            LazyRng::new(9, "tablet", 4).get().next_u64(),
+            stream(9, "tablet", 3).next_u64()
+        );
+    }
+
+    #[test]
     fn chacha8_first_draw_is_the_documented_one() {
-        // reference/rust-stack.md §2: seed_from_u64(42) gives 12578764544318200737 first.
+        // rand_chacha 0.3, 0.9 and 0.10 all give 12578764544318200737 first for seed 42.
         let mut r = ChaCha8Rng::seed_from_u64(42);
         assert_eq!(r.next_u64(), 12578764544318200737);
     }

@@ -1,7 +1,5 @@
 //! What a run measures, and the metric row it reports.
 
-use crate::model::MetricDef;
-
 /// Stage slots in the metric row (stages beyond the fourth are counted in the totals only).
 pub const STAGE_SLOTS: usize = 4;
 
@@ -9,9 +7,13 @@ pub const STAGE_SLOTS: usize = 4;
 /// power of two (a relative error below 3.2 %). Deterministic, no allocation after creation.
 #[derive(Clone, Debug)]
 pub struct LogHistogram {
+    /// Values counted per bucket (64 exact buckets, then 32 per power of two).
     counts: Vec<u64>,
+    /// Values counted.
     n: u64,
+    /// Their sum (exact).
     sum: u128,
+    /// The largest value counted.
     max: u64,
 }
 
@@ -130,7 +132,8 @@ pub struct Metrics {
     pub depth_max: usize,
     /// Acquisition latency of every `Get` that returned a connection (ns).
     pub acquisition: LogHistogram,
-    /// `WaitCount`: waits that returned a connection (`recordWait`, ref §C.2 step 4).
+    /// `WaitCount`: waits that returned a connection (`recordWait`, vitessio/vitess
+    /// `go/pools/smartconnpool/pool.go` `ConnPool.Get` step 4).
     pub wait_count: u64,
     /// `WaitTime` (ns).
     pub wait_time_ns: u128,
@@ -144,101 +147,91 @@ pub struct Metrics {
     pub conns_closed: u64,
 }
 
-/// The metric row, in order.
-pub fn defs() -> Vec<MetricDef> {
-    vec![
-        MetricDef::value(
-            "goodput_rps",
-            "requests acquired before their deadline and completed, per second of the stages",
-        ),
-        MetricDef::value("goodput_s1_rps", "goodput in stage 1 (0 when absent)"),
-        MetricDef::value("goodput_s2_rps", "goodput in stage 2 (0 when absent)"),
-        MetricDef::value("goodput_s3_rps", "goodput in stage 3 (0 when absent)"),
-        MetricDef::value("goodput_s4_rps", "goodput in stage 4 (0 when absent)"),
-        MetricDef::value("offered_rps", "requests arrived per second of the stages"),
-        MetricDef::value("goodput_frac", "completed / requests"),
-        MetricDef::value("requests", "requests that arrived"),
-        MetricDef::value(
-            "timeouts",
-            "Get returned ErrTimeout (self-removed or evicted)",
-        ),
-        MetricDef::value(
-            "timeout_frac",
-            "timeouts / requests (Erlang-A's P(abandon))",
-        ),
-        MetricDef::value(
-            "post_deadline_handoffs",
-            "waits that returned a connection after the waiter's deadline",
-        ),
-        MetricDef::value("post_deadline_s1", "post-deadline handoffs in stage 1"),
-        MetricDef::value("post_deadline_s2", "post-deadline handoffs in stage 2"),
-        MetricDef::value("post_deadline_s3", "post-deadline handoffs in stage 3"),
-        MetricDef::value("post_deadline_s4", "post-deadline handoffs in stage 4"),
-        MetricDef::value(
-            "wasted_handoffs",
-            "connections that reached a request past its deadline",
-        ),
-        MetricDef::value(
-            "setting_failures",
-            "wasted handoffs whose setting change failed: connection closed",
-        ),
-        MetricDef::value(
-            "invariant_a_violations",
-            "selections of a waiter already expired when examined",
-        ),
-        MetricDef::indicator(
-            "any_invariant_a_violation",
-            "1 when at least one selection violated invariant A",
-        ),
-        MetricDef::value(
-            "selections",
-            "returner selections (handoffs through the waitlist)",
-        ),
-        MetricDef::value("evictions", "expired waiters unlinked by returners"),
-        MetricDef::value("mutex_utilisation", "fraction of the stages wl.mu was held"),
-        MetricDef::value(
-            "mutex_wait_mean_us",
-            "mean wait for wl.mu per critical section (us)",
-        ),
-        MetricDef::value("mutex_wait_p99_us", "p99 wait for wl.mu (us)"),
-        MetricDef::value("mutex_wait_max_us", "largest wait for wl.mu (us)"),
-        MetricDef::value(
-            "waitlist_depth_mean",
-            "time-average waitlist length over the stages",
-        ),
-        MetricDef::value(
-            "waitlist_depth_p99",
-            "time-weighted p99 of the waitlist length",
-        ),
-        MetricDef::value("waitlist_depth_max", "largest waitlist length"),
-        MetricDef::value(
-            "acq_latency_p50_ms",
-            "median Get latency of acquisitions (ms)",
-        ),
-        MetricDef::value("acq_latency_p90_ms", "p90 Get latency of acquisitions (ms)"),
-        MetricDef::value("acq_latency_p99_ms", "p99 Get latency of acquisitions (ms)"),
-        MetricDef::value(
-            "acq_latency_max_ms",
-            "largest Get latency of an acquisition (ms)",
-        ),
-        MetricDef::value(
-            "wait_count",
-            "WaitCount as the pool reports it (waits that returned a connection)",
-        ),
-        MetricDef::value("wait_time_mean_ms", "WaitTime / WaitCount (ms)"),
-        MetricDef::value("conns_opened", "connections dialled"),
-        MetricDef::value("conns_closed", "connections closed"),
-        MetricDef::value(
-            "mean_wait_all_s",
-            "mean time to acquisition or timeout over finished requests (Erlang-A W)",
-        ),
-        MetricDef::value("mean_wait_served_s", "mean Get latency of acquisitions (s)"),
-    ]
+crate::metric_set! {
+    /// What one connpool run reports, in this order.
+    pub struct ConnPoolMetrics {
+        /// Requests acquired before their deadline and completed, per second of the stages.
+        goodput_rps: Value = "requests acquired before their deadline and completed, per second of the stages",
+        /// Goodput in stage 1 (0 when absent).
+        goodput_s1_rps: Value = "goodput in stage 1 (0 when absent)",
+        /// Goodput in stage 2 (0 when absent).
+        goodput_s2_rps: Value = "goodput in stage 2 (0 when absent)",
+        /// Goodput in stage 3 (0 when absent).
+        goodput_s3_rps: Value = "goodput in stage 3 (0 when absent)",
+        /// Goodput in stage 4 (0 when absent).
+        goodput_s4_rps: Value = "goodput in stage 4 (0 when absent)",
+        /// Requests arrived per second of the stages.
+        offered_rps: Value = "requests arrived per second of the stages",
+        /// Completed / requests.
+        goodput_frac: Value = "completed / requests",
+        /// Requests that arrived.
+        requests: Value = "requests that arrived",
+        /// Get returned ErrTimeout (self-removed or evicted).
+        timeouts: Value = "Get returned ErrTimeout (self-removed or evicted)",
+        /// Timeouts / requests (Erlang-A's P(abandon)).
+        timeout_frac: Value = "timeouts / requests (Erlang-A's P(abandon))",
+        /// Waits that returned a connection after the waiter's deadline.
+        post_deadline_handoffs: Value = "waits that returned a connection after the waiter's deadline",
+        /// Post-deadline handoffs in stage 1.
+        post_deadline_s1: Value = "post-deadline handoffs in stage 1",
+        /// Post-deadline handoffs in stage 2.
+        post_deadline_s2: Value = "post-deadline handoffs in stage 2",
+        /// Post-deadline handoffs in stage 3.
+        post_deadline_s3: Value = "post-deadline handoffs in stage 3",
+        /// Post-deadline handoffs in stage 4.
+        post_deadline_s4: Value = "post-deadline handoffs in stage 4",
+        /// Connections that reached a request past its deadline.
+        wasted_handoffs: Value = "connections that reached a request past its deadline",
+        /// Wasted handoffs whose setting change failed: connection closed.
+        setting_failures: Value = "wasted handoffs whose setting change failed: connection closed",
+        /// Selections of a waiter already expired when examined.
+        invariant_a_violations: Value = "selections of a waiter already expired when examined",
+        /// 1 when at least one selection violated invariant A.
+        any_invariant_a_violation: Indicator = "1 when at least one selection violated invariant A",
+        /// Returner selections (handoffs through the waitlist).
+        selections: Value = "returner selections (handoffs through the waitlist)",
+        /// Expired waiters unlinked by returners.
+        evictions: Value = "expired waiters unlinked by returners",
+        /// Fraction of the stages wl.mu was held.
+        mutex_utilisation: Value = "fraction of the stages wl.mu was held",
+        /// Mean wait for wl.mu per critical section (us).
+        mutex_wait_mean_us: Value = "mean wait for wl.mu per critical section (us)",
+        /// P99 wait for wl.mu (us).
+        mutex_wait_p99_us: Value = "p99 wait for wl.mu (us)",
+        /// Largest wait for wl.mu (us).
+        mutex_wait_max_us: Value = "largest wait for wl.mu (us)",
+        /// Time-average waitlist length over the stages.
+        waitlist_depth_mean: Value = "time-average waitlist length over the stages",
+        /// Time-weighted p99 of the waitlist length.
+        waitlist_depth_p99: Value = "time-weighted p99 of the waitlist length",
+        /// Largest waitlist length.
+        waitlist_depth_max: Value = "largest waitlist length",
+        /// Median Get latency of acquisitions (ms).
+        acq_latency_p50_ms: Value = "median Get latency of acquisitions (ms)",
+        /// P90 Get latency of acquisitions (ms).
+        acq_latency_p90_ms: Value = "p90 Get latency of acquisitions (ms)",
+        /// P99 Get latency of acquisitions (ms).
+        acq_latency_p99_ms: Value = "p99 Get latency of acquisitions (ms)",
+        /// Largest Get latency of an acquisition (ms).
+        acq_latency_max_ms: Value = "largest Get latency of an acquisition (ms)",
+        /// WaitCount as the pool reports it (waits that returned a connection).
+        wait_count: Value = "WaitCount as the pool reports it (waits that returned a connection)",
+        /// WaitTime / WaitCount (ms).
+        wait_time_mean_ms: Value = "WaitTime / WaitCount (ms)",
+        /// Connections dialled.
+        conns_opened: Value = "connections dialled",
+        /// Connections closed.
+        conns_closed: Value = "connections closed",
+        /// Mean time to acquisition or timeout over finished requests (Erlang-A W).
+        mean_wait_all_s: Value = "mean time to acquisition or timeout over finished requests (Erlang-A W)",
+        /// Mean Get latency of acquisitions (s).
+        mean_wait_served_s: Value = "mean Get latency of acquisitions (s)",
+    }
 }
 
 impl Metrics {
-    /// The metric row (see [`defs`]); `span_s` is the total stage time.
-    pub fn values(&self, span_s: f64, stage_s: &[f64]) -> Vec<f64> {
+    /// The metric row; `span_s` is the total stage time, `stage_s` each stage's.
+    pub fn values(&self, span_s: f64, stage_s: &[f64]) -> ConnPoolMetrics {
         let per = |v: &Vec<u64>, k: usize, rate: bool| -> f64 {
             match (v.get(k), stage_s.get(k)) {
                 (Some(c), Some(d)) if rate => *c as f64 / d,
@@ -271,46 +264,51 @@ impl Metrics {
             }
             q as f64
         };
-        let mut v = vec![div(goodput as f64, span_s)];
-        for k in 0..STAGE_SLOTS {
-            v.push(per(&self.goodput_by_stage, k, true));
+        let pd = |k: usize| per(&self.post_deadline_by_stage, k, false);
+        let gs = |k: usize| per(&self.goodput_by_stage, k, true);
+        ConnPoolMetrics {
+            goodput_rps: div(goodput as f64, span_s),
+            goodput_s1_rps: gs(0),
+            goodput_s2_rps: gs(1),
+            goodput_s3_rps: gs(2),
+            goodput_s4_rps: gs(3),
+            offered_rps: div(arrived as f64, span_s),
+            goodput_frac: div(self.completed as f64, self.requests as f64),
+            requests: self.requests as f64,
+            timeouts: self.timeouts as f64,
+            timeout_frac: div(self.timeouts as f64, self.requests as f64),
+            post_deadline_handoffs: self.post_deadline_handoffs as f64,
+            post_deadline_s1: pd(0),
+            post_deadline_s2: pd(1),
+            post_deadline_s3: pd(2),
+            post_deadline_s4: pd(3),
+            wasted_handoffs: self.wasted_handoffs as f64,
+            setting_failures: self.setting_failures as f64,
+            invariant_a_violations: self.invariant_a_violations as f64,
+            any_invariant_a_violation: (self.invariant_a_violations > 0) as u8 as f64,
+            selections: self.selections as f64,
+            evictions: self.evictions as f64,
+            mutex_utilisation: div(self.mutex_busy_ns as f64 * 1e-9, span_s),
+            mutex_wait_mean_us: self.mutex_wait.mean() * 1e-3,
+            mutex_wait_p99_us: self.mutex_wait.quantile(0.99) * 1e-3,
+            mutex_wait_max_us: self.mutex_wait.max() as f64 * 1e-3,
+            waitlist_depth_mean: depth_mean,
+            waitlist_depth_p99: depth_p99,
+            waitlist_depth_max: self.depth_max as f64,
+            acq_latency_p50_ms: self.acquisition.quantile(0.5) * 1e-6,
+            acq_latency_p90_ms: self.acquisition.quantile(0.9) * 1e-6,
+            acq_latency_p99_ms: self.acquisition.quantile(0.99) * 1e-6,
+            acq_latency_max_ms: self.acquisition.max() as f64 * 1e-6,
+            wait_count: self.wait_count as f64,
+            wait_time_mean_ms: div(self.wait_time_ns as f64 * 1e-6, self.wait_count as f64),
+            conns_opened: self.conns_opened as f64,
+            conns_closed: self.conns_closed as f64,
+            mean_wait_all_s: div(
+                self.queue_time_all_ns as f64 * 1e-9,
+                self.queue_time_all_n as f64,
+            ),
+            mean_wait_served_s: self.acquisition.mean() * 1e-9,
         }
-        v.push(div(arrived as f64, span_s));
-        v.push(div(self.completed as f64, self.requests as f64));
-        v.push(self.requests as f64);
-        v.push(self.timeouts as f64);
-        v.push(div(self.timeouts as f64, self.requests as f64));
-        v.push(self.post_deadline_handoffs as f64);
-        for k in 0..STAGE_SLOTS {
-            v.push(per(&self.post_deadline_by_stage, k, false));
-        }
-        v.push(self.wasted_handoffs as f64);
-        v.push(self.setting_failures as f64);
-        v.push(self.invariant_a_violations as f64);
-        v.push((self.invariant_a_violations > 0) as u8 as f64);
-        v.push(self.selections as f64);
-        v.push(self.evictions as f64);
-        v.push(div(self.mutex_busy_ns as f64 * 1e-9, span_s));
-        v.push(self.mutex_wait.mean() * 1e-3);
-        v.push(self.mutex_wait.quantile(0.99) * 1e-3);
-        v.push(self.mutex_wait.max() as f64 * 1e-3);
-        v.push(depth_mean);
-        v.push(depth_p99);
-        v.push(self.depth_max as f64);
-        for q in [0.5, 0.9, 0.99] {
-            v.push(self.acquisition.quantile(q) * 1e-6);
-        }
-        v.push(self.acquisition.max() as f64 * 1e-6);
-        v.push(self.wait_count as f64);
-        v.push(div(self.wait_time_ns as f64 * 1e-6, self.wait_count as f64));
-        v.push(self.conns_opened as f64);
-        v.push(self.conns_closed as f64);
-        v.push(div(
-            self.queue_time_all_ns as f64 * 1e-9,
-            self.queue_time_all_n as f64,
-        ));
-        v.push(self.acquisition.mean() * 1e-9);
-        v
     }
 }
 

@@ -1,20 +1,24 @@
-//! smartconnpool waiters with heterogeneous deadlines (`spec/connpool.md`, seed
-//! `001_cf825ae446950e81`, github/vitess-gh PR #241; the code is `reference/vitess-semantics.md`
-//! §C: `go/pools/smartconnpool` release-22.0 and the #20308 fix).
+//! smartconnpool waiters with heterogeneous deadlines (`docs/connpool.md`; github/vitess-gh
+//! PR #241 "smartconnpool: do not hand connections to expired waiters" and its A/B harness;
+//! the code is vitessio/vitess `go/pools/smartconnpool` at release-22.0 and the fix of
+//! vitessio/vitess PR #20308).
 //!
 //! vttablet's pool: `capacity` connections on LIFO idle stacks (clean and per setting). A `Get`
 //! that finds none idle dials while below capacity, else joins a FIFO waitlist under one mutex,
 //! `wl.mu`, which serialises every enqueue, every slow-path return and every timed-out
-//! waiter's removal. The model runs the four variants of the seed's harness:
+//! waiter's removal. The model runs the four variants of the harness of github/vitess-gh PR #241:
 //! `Unfixed` (release-22.0), `OnlyA` (selection evicts expired waiters), `OnlyB` (O(1)
 //! self-removal) and `Fixed` (A + B), with `wl.mu` a FIFO server whose hold time is
 //! `base + per_node × nodes visited`, a wake-up latency between a waiter becoming runnable and
 //! running, and the 100 ms starvation worker.
 //!
-//! Where the spec and the code differ, the code is followed (noted in the report too):
+//! Where the specification (`docs/connpool.md`) and the code differ, the code is followed (noted
+//! in the report too):
 //! - A handed connection that needs a setting change when the ctx has expired is not returned:
 //!   `ResetSetting`/`ApplySetting` fail at once, the connection is closed and
-//!   `connReopen(expired ctx)` fails, so `active` drops (ref §C.6 step 4). The spec's "returns
+//!   `connReopen(expired ctx)` fails, so `active` drops (vitessio/vitess
+//!   `go/pools/smartconnpool/pool.go` (the expired-waiter path, `docs/connpool.md`) step 4). The
+//!   specification's "returns
 //!   the connection immediately" holds only when the settings match.
 //! - A waiter parked in `select` runs the case that woke it first (Go's `selectgo` wakes a
 //!   parked goroutine with the case whose channel fired): an expired or evicted waiter whose
@@ -22,7 +26,7 @@
 //!   `<-done`, even if a handoff arrived while it waited to be scheduled.
 //! - Timed-out dials fail with the request (`getNew` dials with the request ctx).
 //! - Not modelled: idle timeout and max lifetime (refresh workers), `MaxIdleCount` (inert by
-//!   default, seed "Port scope"), settings sharing a bucket (`bucket & 7`; at most 8 settings
+//!   default, PR #241 "Port scope"), settings sharing a bucket (`bucket & 7`; at most 8 settings
 //!   here, one stack each), the v23 unbuffered-channel send (the returner never blocks here,
 //!   as in v22), dial errors other than ctx expiry.
 //!
@@ -39,8 +43,11 @@
 pub mod erlang;
 pub mod event;
 pub mod metrics;
+pub mod mutex;
 pub mod params;
+pub mod pool;
 pub mod waitlist;
+pub mod workload;
 pub mod world;
 
 pub use erlang::{erlang_a, ErlangA};
@@ -52,74 +59,70 @@ pub use params::{
 pub use waitlist::{Selection, Waiter, WaiterState, Waitlist};
 pub use world::PoolWorld;
 
-use super::{close_run, MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::SimTime;
+use super::{Model, MetricSet, Run, RunOptions};
+use crate::model::kit::Checked;
+use crate::sim::{Draws, RunEnd, SimTime, Simulation, Trace};
 
 /// The connpool model.
 pub struct ConnPool;
 
-/// One run with its counters (for tests and tools that need more than the metric row).
-pub struct ConnPoolRun {
-    /// The metric row, digest and report.
-    pub output: RunOutput,
+/// One connpool run: its output and its [`ConnPoolDetail`].
+pub type ConnPoolRun = Run<ConnPool>;
+
+/// What a connpool run keeps besides the metric row.
+pub struct ConnPoolDetail {
     /// Every counter.
     pub metrics: Metrics,
-    /// When the run ended.
-    pub end: SimTime,
 }
 
 /// Simulate one run and keep its counters.
 pub fn run_detailed(p: &ConnPoolParams, seed: u64, opts: RunOptions) -> ConnPoolRun {
-    let mut sim = PoolWorld::simulation(p, seed, opts.trace);
-    let horizon = sim.world.stages_end() + p.workload.drain;
-    sim.run_until(horizon);
-    let (end, events) = (sim.now(), sim.events());
-    sim.world.finish_run(end);
-    let w = &sim.world;
-    let stage_s: Vec<f64> = p
-        .stages()
-        .iter()
-        .map(|s| s.duration.as_secs_f64())
-        .collect();
-    // A run cut short (a request limit) measures rates over the time it ran.
-    let span_s = end.min(w.stages_end()).as_secs_f64();
-    let mut stage_s = stage_s;
-    if let Some(last) = stage_s.last_mut() {
-        let before: f64 = 0.0f64.max(w.stages_end().as_secs_f64() - *last);
-        *last = (span_s - before).max(0.0);
-    }
-    let values = w.m.values(span_s, &stage_s);
-    let (w, fin) = close_run(sim, &metrics::defs(), values);
-    let report = opts
-        .report
-        .then(|| report(p, &w.m, &fin.metrics, &fin.digest, events));
-    ConnPoolRun {
-        output: RunOutput::new(fin, report, vec![]),
-        metrics: w.m,
-        end,
-    }
-}
-
-fn report(p: &ConnPoolParams, m: &Metrics, values: &[f64], digest: &str, events: u64) -> String {
-    let mut s = format!(
-        "connpool {:?}: capacity {}, {} requests, {} events, digest {digest}\n",
-        p.variant, p.pool.capacity, m.requests, events
-    );
-    for (d, v) in metrics::defs().iter().zip(values) {
-        s.push_str(&format!("  {:28} {v:.6}\n", d.name));
-    }
-    s
+    super::run_detailed(p, seed, opts)
 }
 
 impl Model for ConnPool {
     type Params = ConnPoolParams;
-    fn validate(p: &ConnPoolParams) -> Result<(), (String, String)> {
+    type World = PoolWorld;
+    type Metrics = metrics::ConnPoolMetrics;
+    type Detail = ConnPoolDetail;
+    fn validate(p: &ConnPoolParams) -> Checked {
         p.check()
     }
-    fn metric_defs() -> Vec<MetricDef> {
-        metrics::defs()
+    fn simulation(p: &ConnPoolParams, seed: u64, trace: Trace, _logs: bool) -> Simulation<PoolWorld> {
+        PoolWorld::simulation(p, seed, trace)
     }
-    fn run(p: &ConnPoolParams, seed: u64, opts: RunOptions) -> RunOutput {
-        run_detailed(p, seed, opts).output
+    /// The stages, then the drain.
+    fn horizon(p: &ConnPoolParams, w: &PoolWorld) -> SimTime {
+        w.stages_end() + p.workload.drain
+    }
+    fn finish(_p: &ConnPoolParams, w: &mut PoolWorld, draws: Draws<'_>) {
+        w.finish_run(draws.now());
+    }
+    fn metrics(p: &ConnPoolParams, w: &PoolWorld, end: SimTime, _events: u64) -> Self::Metrics {
+        let mut stage_s: Vec<f64> = p
+            .stages()
+            .iter()
+            .map(|s| s.duration.as_secs_f64())
+            .collect();
+        // A run cut short (a request limit) measures rates over the time it ran.
+        let span_s = end.min(w.stages_end()).as_secs_f64();
+        if let Some(last) = stage_s.last_mut() {
+            let before: f64 = 0.0f64.max(w.stages_end().as_secs_f64() - *last);
+            *last = (span_s - before).max(0.0);
+        }
+        w.m.values(span_s, &stage_s)
+    }
+    fn report(p: &ConnPoolParams, w: &PoolWorld, run: &RunEnd) -> String {
+        let mut s = format!(
+            "connpool {:?}: capacity {}, {} requests, {} events, digest {}\n",
+            p.variant, p.pool.capacity, w.m.requests, run.events, run.digest
+        );
+        for (d, v) in Self::Metrics::DEFS.iter().zip(&run.metrics) {
+            s.push_str(&format!("  {:28} {v:.6}\n", d.name));
+        }
+        s
+    }
+    fn detail(_p: &ConnPoolParams, w: PoolWorld, _end: SimTime) -> ConnPoolDetail {
+        ConnPoolDetail { metrics: w.m }
     }
 }

@@ -1,44 +1,43 @@
 //! Parameters of the connection-pool model, with defaults and where each comes from.
 //!
-//! Sources: `ref §C.x` is `reference/vitess-semantics.md` §C (the real smartconnpool code),
-//! `spec` is `spec/connpool.md`, `seed` is `seeds/001_cf825ae446950e81.txt` (github/vitess-gh
-//! PR #241). Values marked *\[inferred\]* are modelling choices with no source in the code.
+//! Sources: vitessio/vitess `go/pools/smartconnpool` (`pool.go`, `waitlist.go`) at
+//! release-22.0 and after PR #20308, cited by file and function; `docs/connpool.md`; and
+//! github/vitess-gh PR #241 with its A/B harness ("the harness"). Values marked
+//! *\[inferred\]* are modelling choices with no source in the code.
 //! Every enum is internally tagged (`kind`) so sweeps can override fields through JSON.
 
 use crate::model::dist::DurationDist;
 use crate::sim::SimDuration;
+use crate::model::kit::{count, fail, positive, Checked};
 use serde::{Deserialize, Serialize};
 
-/// Parameters of the connpool model (`spec/connpool.md`).
+/// Parameters of the connpool model (`docs/connpool.md`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct ConnPoolParams {
-    /// Which waitlist code runs (spec table "Variants").
-    #[serde(default)]
+    /// Which waitlist code runs (`docs/connpool.md`, "Variants").
     pub variant: Variant,
     /// The pool: capacity, dial latency, setting round trips, workers.
-    #[serde(default)]
     pub pool: PoolParams,
     /// Costs of `wl.mu` and of goroutine scheduling.
-    #[serde(default)]
     pub costs: CostParams,
     /// The requests.
-    #[serde(default)]
     pub workload: WorkloadParams,
 }
 
-/// The four waitlist variants of the spec's table.
+/// The four waitlist variants of the table of `docs/connpool.md`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(tag = "kind", deny_unknown_fields)]
 pub enum Variant {
-    /// release-22.0: no expiry check at selection, O(position) self-removal scan (ref §C.3-C.4).
+    /// release-22.0: no expiry check at selection, O(position) self-removal scan (vitessio/vitess
+    /// `go/pools/smartconnpool/waitlist.go` `waitForConn`-C.4).
     #[default]
     Unfixed,
     /// Invariant A only: selection evicts expired waiters; self-removal still scans.
     OnlyA,
     /// Invariant B only: O(1) `RemoveIfPresent`; selection unchanged.
     OnlyB,
-    /// A + B: the seed's backport (ref §C.8, "Semaphore-based backport").
+    /// A + B: PR #241's backport (vitessio/vitess PR #20308, "Semaphore-based backport").
     Fixed,
 }
 
@@ -51,7 +50,7 @@ impl Variant {
     pub fn o1_removal(self) -> bool {
         matches!(self, Variant::OnlyB | Variant::Fixed)
     }
-    /// All four, in the order of the spec's table.
+    /// All four, in the order of the table of `docs/connpool.md`.
     pub const ALL: [Variant; 4] = [
         Variant::Unfixed,
         Variant::OnlyA,
@@ -69,88 +68,85 @@ impl Variant {
     }
 }
 
-/// The pool (`ConnPool`, ref §C.1-C.2, §C.5).
+/// The pool (`ConnPool`, vitessio/vitess `go/list/list.go`,
+/// `go/pools/smartconnpool/waitlist.go`-C.2, vitessio/vitess `go/pools/smartconnpool/pool.go`
+/// `open` (the background workers)).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct PoolParams {
     /// Capacity C: at most C connections exist (`active <= capacity`). Default 20 (TxPool
-    /// default size, ref §C.2; the seed's A/B harness).
-    #[serde(default = "d_capacity")]
+    /// default size, vitessio/vitess `go/pools/smartconnpool/pool.go` `ConnPool.Get`; PR #241's
+    /// A/B harness).
     pub capacity: u32,
     /// Connections dialled at start (idle on the clean stack). Default 0: the pool starts
-    /// empty and `getNew` dials on demand (ref §C.2 step 2).
-    #[serde(default)]
+    /// empty and `getNew` dials on demand (vitessio/vitess `go/pools/smartconnpool/pool.go`
+    /// `ConnPool.Get` step 2).
     pub prefill: u32,
-    /// Time to dial a new MySQL connection (`connNew`, synchronous in the caller, ref §C.2).
+    /// Time to dial a new MySQL connection (`connNew`, synchronous in the caller, vitessio/vitess
+    /// `go/pools/smartconnpool/pool.go` `ConnPool.Get`).
     /// Default 1ms + Exp(1ms) *[inferred: local MySQL handshake]*.
-    #[serde(default = "d_dial")]
     pub dial_latency: DurationDist,
-    /// One MySQL round trip for `ResetSetting` or `ApplySetting` (`execOnce`, ref §C.2
+    /// One MySQL round trip for `ResetSetting` or `ApplySetting` (`execOnce`, vitessio/vitess
+    /// `go/pools/smartconnpool/pool.go` `ConnPool.Get`
     /// "Setting cost model"). Default 500us *\[inferred\]*.
-    #[serde(default = "d_rtt")]
     pub setting_rtt: DurationDist,
-    /// `maxAge`: a waiter skipped more than this many times is served next (ref §C.4: 8).
-    #[serde(default = "d_max_age")]
+    /// `maxAge`: a waiter skipped more than this many times is served next (vitessio/vitess
+    /// `go/pools/smartconnpool/pool.go` `put` / `tryReturnConn`: 8).
     pub max_age: u32,
-    /// Period of the starvation worker (ref §C.5: 100 ms, #17675). `0s` disables it.
-    #[serde(default = "d_starvation")]
+    /// Period of the starvation worker (vitessio/vitess `go/pools/smartconnpool/pool.go` `open`
+    /// (the background workers): 100 ms, #17675). `0s` disables it.
     pub starvation_interval: SimDuration,
     /// A request whose acquisition deadline passed before its query starts fails at once and
-    /// returns the connection (spec "Pool"; ref §C.6: `execOnce` with an expired ctx). False:
+    /// returns the connection (`docs/connpool.md` "Pool"; vitessio/vitess
+    /// `go/pools/smartconnpool/pool.go` (the expired-waiter path, `docs/connpool.md`): `execOnce`
+    /// with an expired ctx). False:
     /// a post-deadline acquisition still runs its query (a TxPool caller whose request ctx
     /// outlives the 1 s pool timeout); it is then a late completion, never goodput.
-    #[serde(default = "d_true")]
     pub query_checks_deadline: bool,
 }
 
 /// `wl.mu` hold times and the Go scheduler's wake-up latency.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct CostParams {
     /// Fixed part of every `wl.mu` critical section: lock, unlock, a contended handoff, the
-    /// O(1) list work (spec "The mutex is the heart of the model"). Default 200ns *[inferred:
+    /// O(1) list work (`docs/connpool.md` "The mutex is the heart of the model"). Default 200ns
+    /// *[inferred:
     /// an uncontended Lock/Unlock pair is ~20 ns; a starvation-mode handoff to a parked
     /// goroutine costs more]*.
-    #[serde(default = "d_base")]
     pub base: SimDuration,
     /// Added per list node a critical section visits (pointer chase through `sync.Pool`
     /// recycled elements, mostly cache misses at depth in the thousands). Default 40ns
-    /// *[inferred: "tens of nanoseconds per node", spec]*.
-    #[serde(default = "d_per_node")]
+    /// *[inferred: "tens of nanoseconds per node", `docs/connpool.md`]*.
     pub per_node: SimDuration,
     /// From a waiter's goroutine becoming runnable (handoff notify or ctx.Done) to it running
-    /// (`sema.notify` + helper goroutine + select, ref §C.3). Default Exp(mean 50us)
+    /// (`sema.notify` + helper goroutine + select, vitessio/vitess
+    /// `go/pools/smartconnpool/waitlist.go` `waitForConn`). Default Exp(mean 50us)
     /// *[inferred: Go scheduling latency on a loaded vttablet]*.
-    #[serde(default = "d_wakeup")]
     pub wakeup_latency: DurationDist,
 }
 
 /// The requests: arrivals, deadlines, settings, service times.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct WorkloadParams {
     /// Open-loop Poisson stages or closed-loop clients.
-    #[serde(default)]
     pub arrivals: Arrivals,
     /// Multiplies the load of every open-loop stage (the sweep knob of `pool-overload`).
     /// Default 1.
-    #[serde(default = "d_one")]
     pub load_scale: f64,
     /// Acquisition deadline (the ctx of `Get`) measured from arrival: a weighted mix.
-    /// Default 75 % 1 s, 25 % 150 ms (the seed's A/B harness, ref §C.9).
-    #[serde(default = "d_deadlines")]
+    /// Default 75 % 1 s, 25 % 150 ms (PR #241's A/B harness, the benchmark of vitessio/vitess PR
+    /// #20308).
     pub deadline: Vec<Weighted>,
     /// Weights of the settings a request carries: index 0 is no setting (nil), 1 is s1...
     /// (at most 8). Default `[1.0]`: every request without a setting.
-    #[serde(default = "d_settings")]
     pub settings: Vec<f64>,
-    /// How long a query holds its connection. Default exponential, mean 10 ms (seed harness).
-    #[serde(default = "d_service")]
+    /// How long a query holds its connection. Default exponential, mean 10 ms (PR #241's harness).
     pub service: DurationDist,
     /// After the last stage no request arrives; the run goes on this long (or until nothing
     /// is in flight) so that queued requests finish. Metrics per stage count only completions
     /// inside the stage. Default 2s.
-    #[serde(default = "d_drain")]
     pub drain: SimDuration,
 }
 
@@ -209,61 +205,6 @@ impl Default for Arrivals {
     }
 }
 
-fn d_one() -> f64 {
-    1.0
-}
-fn d_true() -> bool {
-    true
-}
-fn d_capacity() -> u32 {
-    20
-}
-fn d_max_age() -> u32 {
-    8
-}
-fn d_dial() -> DurationDist {
-    DurationDist::ShiftedExponential {
-        min: SimDuration::from_millis(1),
-        mean: SimDuration::from_millis(1),
-    }
-}
-fn d_rtt() -> DurationDist {
-    DurationDist::fixed(SimDuration::from_nanos(500_000))
-}
-fn d_starvation() -> SimDuration {
-    SimDuration::from_millis(100)
-}
-fn d_base() -> SimDuration {
-    SimDuration::from_nanos(200)
-}
-fn d_per_node() -> SimDuration {
-    SimDuration::from_nanos(40)
-}
-fn d_wakeup() -> DurationDist {
-    exp(SimDuration::from_nanos(50_000))
-}
-fn d_deadlines() -> Vec<Weighted> {
-    vec![
-        Weighted {
-            weight: 0.75,
-            value: DurationDist::fixed(SimDuration::from_secs(1)),
-        },
-        Weighted {
-            weight: 0.25,
-            value: DurationDist::fixed(SimDuration::from_millis(150)),
-        },
-    ]
-}
-fn d_settings() -> Vec<f64> {
-    vec![1.0]
-}
-fn d_service() -> DurationDist {
-    exp(SimDuration::from_millis(10))
-}
-fn d_drain() -> SimDuration {
-    SimDuration::from_secs(2)
-}
-
 /// An exponential duration with mean `mean`.
 pub fn exp(mean: SimDuration) -> DurationDist {
     DurationDist::ShiftedExponential {
@@ -280,12 +221,15 @@ pub fn mean_s(d: &DurationDist) -> f64 {
 impl Default for PoolParams {
     fn default() -> Self {
         PoolParams {
-            capacity: d_capacity(),
+            capacity: 20,
             prefill: 0,
-            dial_latency: d_dial(),
-            setting_rtt: d_rtt(),
-            max_age: d_max_age(),
-            starvation_interval: d_starvation(),
+            dial_latency: DurationDist::ShiftedExponential {
+        min: SimDuration::from_millis(1),
+        mean: SimDuration::from_millis(1),
+    },
+            setting_rtt: DurationDist::fixed(SimDuration::from_nanos(500_000)),
+            max_age: 8,
+            starvation_interval: SimDuration::from_millis(100),
             query_checks_deadline: true,
         }
     }
@@ -294,9 +238,9 @@ impl Default for PoolParams {
 impl Default for CostParams {
     fn default() -> Self {
         CostParams {
-            base: d_base(),
-            per_node: d_per_node(),
-            wakeup_latency: d_wakeup(),
+            base: SimDuration::from_nanos(200),
+            per_node: SimDuration::from_nanos(40),
+            wakeup_latency: exp(SimDuration::from_nanos(50_000)),
         }
     }
 }
@@ -306,10 +250,19 @@ impl Default for WorkloadParams {
         WorkloadParams {
             arrivals: Arrivals::default(),
             load_scale: 1.0,
-            deadline: d_deadlines(),
-            settings: d_settings(),
-            service: d_service(),
-            drain: d_drain(),
+            deadline: vec![
+        Weighted {
+            weight: 0.75,
+            value: DurationDist::fixed(SimDuration::from_secs(1)),
+        },
+        Weighted {
+            weight: 0.25,
+            value: DurationDist::fixed(SimDuration::from_millis(150)),
+        },
+    ],
+            settings: vec![1.0],
+            service: exp(SimDuration::from_millis(10)),
+            drain: SimDuration::from_secs(2),
         }
     }
 }
@@ -334,18 +287,6 @@ const MAX_REQUESTS: f64 = 1e7;
 /// Events one request can cause at most, for the event estimate.
 pub const EVENTS_PER_REQUEST: f64 = 10.0;
 
-fn err<T>(path: &str, expected: &str) -> Result<T, (String, String)> {
-    Err((path.to_string(), expected.to_string()))
-}
-
-fn check_dist(d: &DurationDist, path: &str) -> Result<(), (String, String)> {
-    if let DurationDist::Uniform { min, max } = d {
-        if max < min {
-            return err(&format!("{path}.max"), "a duration >= min");
-        }
-    }
-    Ok(())
-}
 
 impl ConnPoolParams {
     /// The stages: open-loop stages, or the closed loop's single stage.
@@ -377,7 +318,7 @@ impl ConnPoolParams {
                 prefill: c,
                 dial_latency: DurationDist::fixed(SimDuration::ZERO),
                 setting_rtt: DurationDist::fixed(SimDuration::ZERO),
-                max_age: d_max_age(),
+                max_age: PoolParams::default().max_age,
                 starvation_interval: SimDuration::ZERO,
                 query_checks_deadline: true,
             },
@@ -463,46 +404,42 @@ impl ConnPoolParams {
         ]
     }
 
-    /// Check what serde cannot. `Err((field path, what was expected))`.
-    pub fn check(&self) -> Result<(), (String, String)> {
+    /// Check what serde cannot; the error names the field.
+    pub fn check(&self) -> Checked {
         let p = &self.pool;
-        if p.capacity == 0 {
-            return err("pool.capacity", "at least 1 connection");
-        }
         // vttablet pools hold tens to a few thousand connections; every one is a slot here.
-        if p.capacity > MAX_CAPACITY {
-            return err("pool.capacity", "at most 100000 connections");
-        }
+        let conns = ("connection", "connections");
+        count("pool.capacity", p.capacity.into(), (1, MAX_CAPACITY.into()), conns)?;
         if p.prefill > p.capacity {
-            return err("pool.prefill", "at most pool.capacity connections");
+            return fail("pool.prefill", "at most pool.capacity connections");
         }
         // The real worker ticks every 100ms; a 1ns ticker would be a run of 1e10 ticks.
         if p.starvation_interval != SimDuration::ZERO
             && p.starvation_interval < SimDuration::from_millis(1)
         {
-            return err("pool.starvation_interval", "0s (off) or a duration >= 1ms");
+            return fail("pool.starvation_interval", "0s (off) or a duration >= 1ms");
         }
-        check_dist(&p.dial_latency, "pool.dial_latency")?;
-        check_dist(&p.setting_rtt, "pool.setting_rtt")?;
-        check_dist(&self.costs.wakeup_latency, "costs.wakeup_latency")?;
+        p.dial_latency.check("pool.dial_latency")?;
+        p.setting_rtt.check("pool.setting_rtt")?;
+        self.costs.wakeup_latency.check("costs.wakeup_latency")?;
         let w = &self.workload;
         if !(w.load_scale >= 0.0 && w.load_scale.is_finite()) {
-            return err("workload.load_scale", "a finite multiplier >= 0");
+            return fail("workload.load_scale", "a finite multiplier >= 0");
         }
         if w.deadline.is_empty() {
-            return err("workload.deadline", "at least one (weight, value) part");
+            return fail("workload.deadline", "at least one (weight, value) part");
         }
         for (i, part) in w.deadline.iter().enumerate() {
             if !(part.weight > 0.0 && part.weight.is_finite()) {
-                return err(
-                    &format!("workload.deadline[{i}].weight"),
+                return fail(
+                    format!("workload.deadline[{i}].weight"),
                     "a finite weight > 0",
                 );
             }
-            check_dist(&part.value, &format!("workload.deadline[{i}].value"))?;
+            part.value.check(&format!("workload.deadline[{i}].value"))?;
         }
         if w.settings.is_empty() || w.settings.len() > 9 {
-            return err(
+            return fail(
                 "workload.settings",
                 "1 to 9 weights (nil, then at most 8 settings)",
             );
@@ -510,36 +447,36 @@ impl ConnPoolParams {
         if w.settings.iter().any(|x| !(*x >= 0.0 && x.is_finite()))
             || w.settings.iter().sum::<f64>() <= 0.0
         {
-            return err(
+            return fail(
                 "workload.settings",
                 "finite weights >= 0 with a positive sum",
             );
         }
-        check_dist(&w.service, "workload.service")?;
+        w.service.check("workload.service")?;
         if mean_s(&w.service) <= 0.0 {
-            return err("workload.service", "a distribution with a mean > 0");
+            return fail("workload.service", "a distribution with a mean > 0");
         }
         match &w.arrivals {
             Arrivals::OpenLoop { stages, requests } => {
                 if stages.is_empty() {
-                    return err("workload.arrivals.stages", "at least one stage");
+                    return fail("workload.arrivals.stages", "at least one stage");
                 }
                 for (i, s) in stages.iter().enumerate() {
                     if !(s.load >= 0.0 && s.load.is_finite()) {
-                        return err(
-                            &format!("workload.arrivals.stages[{i}].load"),
+                        return fail(
+                    format!("workload.arrivals.stages[{i}].load"),
                             "a finite load >= 0",
                         );
                     }
                     if s.duration == SimDuration::ZERO {
-                        return err(
-                            &format!("workload.arrivals.stages[{i}].duration"),
+                        return fail(
+                    format!("workload.arrivals.stages[{i}].duration"),
                             "a duration > 0",
                         );
                     }
                 }
                 if *requests == Some(0) {
-                    return err("workload.arrivals.requests", "at least 1 request");
+                    return fail("workload.arrivals.requests", "at least 1 request");
                 }
             }
             Arrivals::ClosedLoop {
@@ -547,17 +484,11 @@ impl ConnPoolParams {
                 think,
                 duration,
             } => {
-                if *clients == 0 {
-                    return err("workload.arrivals.clients", "at least 1 client");
-                }
                 // Every client is a live request; a vttablet sees thousands, not millions.
-                if *clients > MAX_CLIENTS {
-                    return err("workload.arrivals.clients", "at most 100000 clients");
-                }
-                check_dist(think, "workload.arrivals.think")?;
-                if *duration == SimDuration::ZERO {
-                    return err("workload.arrivals.duration", "a duration > 0");
-                }
+                let (field, noun) = ("workload.arrivals.clients", ("client", "clients"));
+                count(field, (*clients).into(), (1, MAX_CLIENTS.into()), noun)?;
+                think.check("workload.arrivals.think")?;
+                positive("workload.arrivals.duration", *duration)?;
             }
         }
         // Every request is simulated (and queued under overload): bound the expected count
@@ -568,13 +499,12 @@ impl ConnPoolParams {
                 Arrivals::OpenLoop { .. } => "workload.arrivals.stages",
                 Arrivals::ClosedLoop { .. } => "workload.arrivals.duration",
             };
-            return Err((
-                field.into(),
+            return fail(
+                field,
                 format!(
                     "at most 1e7 expected requests (load x load_scale x pool.capacity / mean \
                      service x duration); these parameters give {expected:.3e}"
-                ),
-            ));
+                ));
         }
         crate::model::check_events(&self.event_terms())
     }

@@ -1,4 +1,7 @@
-//! The waitlist (`waitlist.go`, ref §C.1, §C.3, §C.4, §C.8) and the `Waiter`s it links.
+//! The waitlist (`waitlist.go`, vitessio/vitess `go/list/list.go`,
+//! `go/pools/smartconnpool/waitlist.go`, vitessio/vitess `go/pools/smartconnpool/waitlist.go`
+//! `waitForConn`, vitessio/vitess `go/pools/smartconnpool/pool.go` `put` / `tryReturnConn`,
+//! vitessio/vitess PR #20308) and the `Waiter`s it links.
 //!
 //! The real list is a doubly linked ring (`go/list`). Here it is a FIFO vector of waiter ids
 //! with tombstones for removed entries (a removal anywhere is O(1)), compacted when tombstones
@@ -22,7 +25,8 @@ pub struct Waiter {
     pub setting: u8,
     /// Where the call is (see [`WaiterState`]).
     pub state: WaiterState,
-    /// Times skipped by a returner's scan (`age`, ref §C.4).
+    /// Times skipped by a returner's scan (`age`, vitessio/vitess `go/pools/smartconnpool/pool.go`
+    /// `put` / `tryReturnConn`).
     pub age: u32,
     /// The `done` side of the handoff is ready: a returner selected (conn) or evicted (NONE) it.
     pub handed: bool,
@@ -83,7 +87,7 @@ impl Waiter {
     };
     /// `ctx.Err() != nil` at `now`.
     #[inline]
-    pub fn expired(&self, now: SimTime) -> bool {
+    pub(crate) fn expired(&self, now: SimTime) -> bool {
         now >= self.deadline
     }
 }
@@ -168,18 +172,18 @@ impl Waitlist {
 
     /// Linked waiters (`list.Len()`, an atomic read in the real code).
     #[inline]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.live
     }
     /// True when no waiter is linked.
     #[inline]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.live == 0
     }
 
     /// Is waiter `w` linked?
     #[inline]
-    pub fn contains(&self, waiters: &[Waiter], w: u32) -> bool {
+    pub(crate) fn contains(&self, waiters: &[Waiter], w: u32) -> bool {
         let s = waiters[w as usize].seq;
         s >= self.base
             && ((s - self.base) as usize) < self.slots.len()
@@ -202,7 +206,7 @@ impl Waitlist {
     }
 
     /// Waiters before `w` in the list (0 at the front). `w` must be linked.
-    pub fn position(&self, waiters: &[Waiter], w: u32) -> usize {
+    pub(crate) fn position(&self, waiters: &[Waiter], w: u32) -> usize {
         let i = (waiters[w as usize].seq - self.base) as usize;
         match &self.positions {
             Some(f) => (f.prefix(i) - f.prefix(self.head)) as usize,
@@ -214,7 +218,7 @@ impl Waitlist {
     }
 
     /// Unlink `w` (which must be linked). O(1) here; the caller charges the real cost.
-    pub fn remove(&mut self, waiters: &mut [Waiter], w: u32) {
+    pub(crate) fn remove(&mut self, waiters: &mut [Waiter], w: u32) {
         let i = (waiters[w as usize].seq - self.base) as usize;
         debug_assert_eq!(self.slots[i], w);
         self.slots[i] = NONE;
@@ -273,7 +277,8 @@ impl Waitlist {
     /// invariant A unlink every expired waiter examined and push it on `evicted` (they are
     /// woken with nothing); their fallback is the front-most live waiter, and with none the
     /// connection goes back to a stack (`target: None`). Unfixed and OnlyB fall back to the
-    /// (aged) front waiter and never look at deadlines (ref §C.4, §C.8).
+    /// (aged) front waiter and never look at deadlines (vitessio/vitess
+    /// `go/pools/smartconnpool/pool.go` `put` / `tryReturnConn`, vitessio/vitess PR #20308).
     pub fn select(
         &mut self,
         waiters: &mut [Waiter],
@@ -334,7 +339,7 @@ impl Waitlist {
 
     /// `maybeStarvingCount`: linked waiters with age 0 (expired ones skipped by the variants
     /// with invariant A). Visits every node.
-    pub fn starving_count(&self, waiters: &[Waiter], variant: Variant, now: SimTime) -> usize {
+    pub(crate) fn starving_count(&self, waiters: &[Waiter], variant: Variant, now: SimTime) -> usize {
         let skip_expired = variant.evicts_expired();
         self.iter()
             .filter(|w| {

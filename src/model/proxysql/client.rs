@@ -1,6 +1,7 @@
 //! Closed-loop sysbench threads and the ProxySQL session that serves each of them: routing
 //! (query rules, `transaction_persistent`), connection acquisition (`CONNECTING_SERVER`,
-//! ref §1.5: retries, `connect_timeout_server`, `connect_timeout_server_max` → ERR 9001),
+//! sysown/proxysql `lib/MySQL_Session.cpp` (`CONNECTING_SERVER`): retries,
+//! `connect_timeout_server`, `connect_timeout_server_max` → ERR 9001),
 //! statement execution on pooled backend connections, `query_retries_on_failure`, and
 //! sysbench's `--mysql-ignore-errors=all` (a failed event restarts at once).
 
@@ -30,7 +31,7 @@ pub enum Stmt {
 
 impl Stmt {
     /// First word of the digest.
-    pub fn keyword(self) -> &'static str {
+    pub(crate) fn keyword(self) -> &'static str {
         match self {
             Stmt::Begin => "BEGIN",
             Stmt::Select => "SELECT",
@@ -48,7 +49,7 @@ pub struct Conn {
     /// Its `MySrvC` entry.
     pub entry: u32,
     /// Its server died or restarted since it was opened (the next statement on it fails).
-    pub stale: bool,
+    pub(crate) stale: bool,
 }
 
 /// What a thread waits for.
@@ -82,19 +83,19 @@ pub enum Pending {
 /// One sysbench thread (and its ProxySQL session).
 pub struct Thread {
     /// Generation of the pending step.
-    pub gen: u32,
+    pub(crate) gen: u32,
     /// What it waits for.
-    pub pending: Pending,
+    pub(crate) pending: Pending,
     /// Position in the script.
-    pub stmt: u16,
+    pub(crate) stmt: u16,
     /// Destination hostgroup of the current statement.
-    pub hg: u32,
+    pub(crate) hg: u32,
     /// `max_connect_time` of the current acquisition.
-    pub deadline: SimTime,
+    pub(crate) deadline: SimTime,
     /// Connect retries left.
-    pub retries_left: u32,
+    pub(crate) retries_left: u32,
     /// Query retries left.
-    pub query_retries_left: u32,
+    pub(crate) query_retries_left: u32,
     /// Connection carrying the current statement.
     pub conn: Option<Conn>,
     /// The current statement runs on the transaction's connection.
@@ -102,11 +103,11 @@ pub struct Thread {
     /// Connection held by an open transaction.
     pub trx_conn: Option<Conn>,
     /// A transaction is open.
-    pub in_trx: bool,
+    pub(crate) in_trx: bool,
     /// `transaction_persistent_hostgroup`.
-    pub pinned: Option<u32>,
+    pub(crate) pinned: Option<u32>,
     /// Its stream (`"sysbench"`, client << 16 | thread): latencies and server picks.
-    pub rng: SimRng,
+    pub(crate) rng: SimRng,
 }
 
 impl Thread {
@@ -136,7 +137,7 @@ pub struct Sec {
     /// Events (transactions) completed.
     pub tx: u32,
     /// Statements completed.
-    pub q: u32,
+    pub(crate) q: u32,
     /// Errors (failed events).
     pub err: u32,
 }
@@ -144,7 +145,7 @@ pub struct Sec {
 /// A sysbench client.
 pub struct ClientState {
     /// Statements of one event.
-    pub script: Vec<Stmt>,
+    pub(crate) script: Vec<Stmt>,
     /// Unpinned destination of each statement.
     pub routes: Vec<u32>,
     /// Read-only client (no writes): its errors are reads lost.
@@ -158,15 +159,15 @@ pub struct ClientState {
     /// Events completed.
     pub tx: u64,
     /// Statements completed.
-    pub queries: u64,
+    pub(crate) queries: u64,
     /// Errors returned to the client.
     pub errors: u64,
     /// ... of which ERR 9001 (max connect timeout).
     pub errors_9001: u64,
     /// ... of which a backend connect error after the retries (2003/2005).
-    pub errors_backend: u64,
+    pub(crate) errors_backend: u64,
     /// ... of which 2013 Lost connection (not retried or retried and failed again).
-    pub errors_lost: u64,
+    pub(crate) errors_lost: u64,
 }
 
 impl ClientState {

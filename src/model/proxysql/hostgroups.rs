@@ -1,6 +1,8 @@
 //! The HostGroups Manager: runtime `mysql_servers` entries (one `MySrvC` per hostgroup and
 //! host), traffic shunning, lazy unshunning, `shun_and_killall`, read_only-driven moves and
-//! `LOAD MYSQL SERVERS TO RUNTIME` (ref §1.3–§1.6).
+//! `LOAD MYSQL SERVERS TO RUNTIME` (sysown/proxysql `lib/MySrvC.cpp`
+//! `MySrvC::connect_error`–sysown/proxysql `lib/MySQL_HostGroups_Manager.cpp`
+//! `read_only_action_v2`).
 
 use crate::sim::rng::below;
 use crate::sim::{SimRng, SimTime};
@@ -20,7 +22,7 @@ pub enum Status {
 
 impl Status {
     /// As ProxySQL prints it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Status::Online => "ONLINE",
             Status::Shunned => "SHUNNED",
@@ -38,21 +40,21 @@ pub struct Entry {
     /// Host index.
     pub host: u16,
     /// Status.
-    pub status: Status,
+    pub(crate) status: Status,
     /// `weight`.
-    pub weight: u32,
+    pub(crate) weight: u32,
     /// `shunned_automatic`.
-    pub shunned_auto: bool,
+    pub(crate) shunned_auto: bool,
     /// `shunned_and_kill_all_connections`.
-    pub kill_all: bool,
+    pub(crate) kill_all: bool,
     /// `time_last_detected_error` (wall-clock seconds).
-    pub tlde: i64,
+    pub(crate) tlde: i64,
     /// `connect_ERR_at_time_last_detected_error`.
-    pub err_count: u32,
+    pub(crate) err_count: u32,
     /// Free pooled connections that work.
-    pub free: u32,
+    pub(crate) free: u32,
     /// Free pooled connections whose server died or restarted since they were opened.
-    pub stale: u32,
+    pub(crate) stale: u32,
     /// Connections in use by sessions.
     pub used: u32,
 }
@@ -63,7 +65,7 @@ pub struct Change {
     /// When.
     pub t: SimTime,
     /// Wall-clock second.
-    pub wall: i64,
+    pub(crate) wall: i64,
     /// Hostgroup.
     pub hg: u32,
     /// Host index.
@@ -73,16 +75,16 @@ pub struct Change {
     /// After.
     pub to: Status,
     /// Why.
-    pub cause: &'static str,
+    pub(crate) cause: &'static str,
 }
 
 /// The lazy-unshun outcome of one pick.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PickStats {
     /// Entries unshunned on the normal path.
-    pub normal: u32,
+    pub(crate) normal: u32,
     /// Entries unshunned on the desperate path.
-    pub desperate: u32,
+    pub(crate) desperate: u32,
 }
 
 /// The HostGroups Manager's state.
@@ -90,15 +92,15 @@ pub struct HostGroups {
     /// Every entry ever created (removed ones are OFFLINE_HARD; indices are stable).
     pub entries: Vec<Entry>,
     /// The admin `mysql_servers` table: (hostgroup, host, weight).
-    pub config: Vec<(u32, u16, u32)>,
+    pub(crate) config: Vec<(u32, u16, u32)>,
     /// Status changes.
-    pub changes: Vec<Change>,
+    pub(crate) changes: Vec<Change>,
     /// Log lines (time, text), capped.
-    pub log: Vec<(SimTime, String)>,
+    pub(crate) log: Vec<(SimTime, String)>,
     /// Last wall second a "no servers available" line was logged, per hostgroup.
     desperate_logged: Vec<(u32, i64)>,
     /// Per host: RO=0 seen since the last commit (`read_only_action_v2`).
-    pub ro0_seen: Vec<bool>,
+    pub(crate) ro0_seen: Vec<bool>,
     /// Scratch buffer of candidate indices.
     cand: Vec<u32>,
 }
@@ -128,7 +130,7 @@ impl HostGroups {
     }
 
     /// The live (not OFFLINE_HARD) entry of `host` in `hg`.
-    pub fn find(&self, hg: u32, host: u16) -> Option<usize> {
+    pub(crate) fn find(&self, hg: u32, host: u16) -> Option<usize> {
         self.entries
             .iter()
             .position(|e| e.hg == hg && e.host == host && e.status != Status::OfflineHard)
@@ -140,7 +142,7 @@ impl HostGroups {
     }
 
     /// Log a line (kept up to [`LOG_CAP`]).
-    pub fn say(&mut self, t: SimTime, s: String) {
+    pub(crate) fn say(&mut self, t: SimTime, s: String) {
         if self.log.len() < LOG_CAP {
             self.log.push((t, s));
         }
@@ -164,9 +166,10 @@ impl HostGroups {
         });
     }
 
-    /// `MySrvC::connect_error()` (ref §1.3a): a failed or timed-out backend connect at wall
+    /// `MySrvC::connect_error()` (sysown/proxysql `lib/MySrvC.cpp` `MySrvC::connect_error`): a
+    /// failed or timed-out backend connect at wall
     /// second `wall`. Returns true when it shunned the entry.
-    pub fn connect_error(
+    pub(crate) fn connect_error(
         &mut self,
         i: usize,
         wall: i64,
@@ -198,11 +201,12 @@ impl HostGroups {
         }
     }
 
-    /// `MyHGC::get_random_MySrvC()` (ref §1.4): lazy unshun (normal, then desperate path) and a
+    /// `MyHGC::get_random_MySrvC()` (sysown/proxysql `lib/MyHGC.cpp` `MyHGC::get_random_MySrvC`):
+    /// lazy unshun (normal, then desperate path) and a
     /// weighted random pick among ONLINE entries of `hg`. `waits` = (normal, desperate)
     /// `max_wait_sec`; `unshun_all` is `unshun_algorithm = 1`.
     #[allow(clippy::too_many_arguments)]
-    pub fn pick(
+    pub(crate) fn pick(
         &mut self,
         hg: u32,
         t: SimTime,
@@ -335,9 +339,10 @@ impl HostGroups {
         }
     }
 
-    /// `shun_and_killall(host)` (ref §1.3b): every entry of `host`. Returns the entries whose
+    /// `shun_and_killall(host)` (sysown/proxysql `lib/MySQL_HostGroups_Manager.cpp`
+    /// `shun_and_killall`): every entry of `host`. Returns the entries whose
     /// used connections must be killed, and how many of them went ONLINE → SHUNNED.
-    pub fn shun_and_killall(&mut self, host: u16, t: SimTime, wall: i64) -> (Vec<usize>, u32) {
+    pub(crate) fn shun_and_killall(&mut self, host: u16, t: SimTime, wall: i64) -> (Vec<usize>, u32) {
         let mut killed = vec![];
         let mut newly = 0;
         for i in 0..self.entries.len() {
@@ -375,7 +380,8 @@ impl HostGroups {
         (killed, newly)
     }
 
-    /// `copy_if_not_exists` (ref §1.6): copy entry `src` into `dst_hg`, ONLINE if it was shunned.
+    /// `copy_if_not_exists` (sysown/proxysql `lib/MySQL_HostGroups_Manager.cpp`
+    /// `read_only_action_v2`): copy entry `src` into `dst_hg`, ONLINE if it was shunned.
     fn copy_into(&mut self, src: usize, dst_hg: u32, t: SimTime, wall: i64, cause: &'static str) {
         let (host, weight, status) = {
             let e = &self.entries[src];
@@ -425,9 +431,10 @@ impl HostGroups {
         self.config.retain(|c| !(c.0 == hg && c.1 == host));
     }
 
-    /// `read_only_action_v2` for one host (ref §1.6 table). `w`/`r`: the replication pair.
+    /// `read_only_action_v2` for one host (sysown/proxysql `lib/MySQL_HostGroups_Manager.cpp`
+    /// `read_only_action_v2` table). `w`/`r`: the replication pair.
     #[allow(clippy::too_many_arguments)]
-    pub fn read_only_action(
+    pub(crate) fn read_only_action(
         &mut self,
         host: u16,
         read_only: bool,
@@ -476,9 +483,10 @@ impl HostGroups {
         }
     }
 
-    /// `LOAD MYSQL SERVERS TO RUNTIME` (`commit()`, ref §1.4 item 4): configured statuses
+    /// `LOAD MYSQL SERVERS TO RUNTIME` (`commit()`, sysown/proxysql `lib/MyHGC.cpp`
+    /// `MyHGC::get_random_MySrvC` item 4): configured statuses
     /// (ONLINE) for configured rows, OFFLINE_HARD for the rest.
-    pub fn load_to_runtime(&mut self, t: SimTime, wall: i64) {
+    pub(crate) fn load_to_runtime(&mut self, t: SimTime, wall: i64) {
         for i in 0..self.entries.len() {
             let (hg, host) = (self.entries[i].hg, self.entries[i].host);
             match self.config.iter().find(|c| c.0 == hg && c.1 == host) {

@@ -5,39 +5,61 @@ use super::hostgroups::Status;
 use super::params::Action;
 use super::world::ProxysqlWorld;
 use crate::chart::{ChartData, Curve, CurvePoint, MarkLine};
-use crate::model::{Artifact, MetricDef};
+use crate::model::{Artifact, MetricSet};
 use crate::sim::SimTime;
 use std::fmt::Write;
 
 /// Clients with their own error column.
 pub const CLIENT_COLUMNS: usize = 4;
 
-/// The metric definitions, in order.
-pub fn defs() -> Vec<MetricDef> {
-    vec![
-        MetricDef::value("reads_lost", "errors returned to read-only clients (failed reads)"),
-        MetricDef::value("writes_lost", "errors returned to read/write clients (failed transactions)"),
-        MetricDef::value("read_errors_9001", "read errors that were ERR 9001 (max connect timeout)"),
-        MetricDef::value("read_errors_backend", "read errors after the connect retries ran out (2003/2005)"),
-        MetricDef::value("read_errors_lost", "read errors 2013 (connection lost, retry used up)"),
-        MetricDef::value("time_to_detect_s", "first fault to the first SHUNNED/removed entry of a faulted host (censored at the horizon)"),
-        MetricDef::indicator("detected", "1 when a faulted host was shunned or removed before the horizon"),
-        MetricDef::value("time_to_recover_s", "start of the first read outage after the first fault to the end of the last one (0: no outage); when reads had not come back by the horizon (recovered = 0) it is censored: the time to the horizon, a lower bound"),
-        MetricDef::value("read_outage_s", "total time with no successful read after the first fault"),
-        MetricDef::value("read_tps", "mean events/s of the read-only clients"),
-        MetricDef::value("write_tps", "mean events/s of the read/write clients"),
-        MetricDef::value("errors_client_1", "errors of client 1"),
-        MetricDef::value("errors_client_2", "errors of client 2"),
-        MetricDef::value("errors_client_3", "errors of client 3"),
-        MetricDef::value("errors_client_4", "errors of client 4"),
-        MetricDef::value("traffic_shuns", "entries shunned by connect errors (shun_on_failures per second)"),
-        MetricDef::value("ping_shuns", "entries moved ONLINE to SHUNNED by missed heartbeats (shun_and_killall)"),
-        MetricDef::value("normal_unshuns", "lazy unshuns on the normal path"),
-        MetricDef::value("desperate_unshuns", "lazy unshuns on the desperate path"),
-        MetricDef::value("connect_errors", "failed backend connects"),
-        MetricDef::indicator("any_read_lost", "1 when any read failed"),
-        MetricDef::indicator("recovered", "1 when no read outage was open at the horizon (reads came back, or never stopped); 0 means time_to_recover_s is censored"),
-    ]
+crate::metric_set! {
+    /// What one ProxySQL run reports, in this order.
+    pub struct ProxysqlMetrics {
+        /// Errors returned to read-only clients (failed reads).
+        reads_lost: Value = "errors returned to read-only clients (failed reads)",
+        /// Errors returned to read/write clients (failed transactions).
+        writes_lost: Value = "errors returned to read/write clients (failed transactions)",
+        /// Read errors that were ERR 9001 (max connect timeout).
+        read_errors_9001: Value = "read errors that were ERR 9001 (max connect timeout)",
+        /// Read errors after the connect retries ran out (2003/2005).
+        read_errors_backend: Value = "read errors after the connect retries ran out (2003/2005)",
+        /// Read errors 2013 (connection lost, retry used up).
+        read_errors_lost: Value = "read errors 2013 (connection lost, retry used up)",
+        /// First fault to the first SHUNNED/removed entry of a faulted host (censored at the horizon).
+        time_to_detect_s: Value = "first fault to the first SHUNNED/removed entry of a faulted host (censored at the horizon)",
+        /// 1 when a faulted host was shunned or removed before the horizon.
+        detected: Indicator = "1 when a faulted host was shunned or removed before the horizon",
+        /// Start of the first read outage after the first fault to the end of the last one (0: no outage); when reads had not come back by the horizon (recovered = 0) it is censored: the time to the horizon, a lower bound.
+        time_to_recover_s: Value = "start of the first read outage after the first fault to the end of the last one (0: no outage); when reads had not come back by the horizon (recovered = 0) it is censored: the time to the horizon, a lower bound",
+        /// Total time with no successful read after the first fault.
+        read_outage_s: Value = "total time with no successful read after the first fault",
+        /// Mean events/s of the read-only clients.
+        read_tps: Value = "mean events/s of the read-only clients",
+        /// Mean events/s of the read/write clients.
+        write_tps: Value = "mean events/s of the read/write clients",
+        /// Errors of client 1.
+        errors_client_1: Value = "errors of client 1",
+        /// Errors of client 2.
+        errors_client_2: Value = "errors of client 2",
+        /// Errors of client 3.
+        errors_client_3: Value = "errors of client 3",
+        /// Errors of client 4.
+        errors_client_4: Value = "errors of client 4",
+        /// Entries shunned by connect errors (shun_on_failures per second).
+        traffic_shuns: Value = "entries shunned by connect errors (shun_on_failures per second)",
+        /// Entries moved ONLINE to SHUNNED by missed heartbeats (shun_and_killall).
+        ping_shuns: Value = "entries moved ONLINE to SHUNNED by missed heartbeats (shun_and_killall)",
+        /// Lazy unshuns on the normal path.
+        normal_unshuns: Value = "lazy unshuns on the normal path",
+        /// Lazy unshuns on the desperate path.
+        desperate_unshuns: Value = "lazy unshuns on the desperate path",
+        /// Failed backend connects.
+        connect_errors: Value = "failed backend connects",
+        /// 1 when any read failed.
+        any_read_lost: Indicator = "1 when any read failed",
+        /// 1 when no read outage was open at the horizon (reads came back, or never stopped); 0 means time_to_recover_s is censored.
+        recovered: Indicator = "1 when no read outage was open at the horizon (reads came back, or never stopped); 0 means time_to_recover_s is censored",
+    }
 }
 
 /// First fault → first SHUNNED / OFFLINE_HARD of a faulted host: (seconds, detected).
@@ -57,7 +79,7 @@ pub fn detection(w: &ProxysqlWorld, end: SimTime) -> (f64, bool) {
 }
 
 /// The metric row.
-pub fn values(w: &ProxysqlWorld, end: SimTime) -> Vec<f64> {
+pub fn values(w: &ProxysqlWorld, end: SimTime) -> ProxysqlMetrics {
     let sum = |f: &dyn Fn(&super::client::ClientState) -> u64, reader: bool| -> f64 {
         w.clients
             .iter()
@@ -103,32 +125,31 @@ pub fn values(w: &ProxysqlWorld, end: SimTime) -> Vec<f64> {
         }
     };
     let reads_lost = sum(&|c| c.errors, true);
-    let mut v = vec![
+    let client = |i: usize| w.clients.get(i).map(|c| c.errors as f64).unwrap_or(0.0);
+    ProxysqlMetrics {
         reads_lost,
-        sum(&|c| c.errors, false),
-        sum(&|c| c.errors_9001, true),
-        sum(&|c| c.errors_backend, true),
-        sum(&|c| c.errors_lost, true),
-        detect,
-        detected as u8 as f64,
-        recover,
-        outage,
-        tps(true),
-        tps(false),
-    ];
-    for i in 0..CLIENT_COLUMNS {
-        v.push(w.clients.get(i).map(|c| c.errors as f64).unwrap_or(0.0));
+        writes_lost: sum(&|c| c.errors, false),
+        read_errors_9001: sum(&|c| c.errors_9001, true),
+        read_errors_backend: sum(&|c| c.errors_backend, true),
+        read_errors_lost: sum(&|c| c.errors_lost, true),
+        time_to_detect_s: detect,
+        detected: detected as u8 as f64,
+        time_to_recover_s: recover,
+        read_outage_s: outage,
+        read_tps: tps(true),
+        write_tps: tps(false),
+        errors_client_1: client(0),
+        errors_client_2: client(1),
+        errors_client_3: client(2),
+        errors_client_4: client(3),
+        traffic_shuns: w.traffic_shuns as f64,
+        ping_shuns: w.ping_shuns as f64,
+        normal_unshuns: w.unshuns.normal as f64,
+        desperate_unshuns: w.unshuns.desperate as f64,
+        connect_errors: w.connect_errors as f64,
+        any_read_lost: (reads_lost > 0.0) as u8 as f64,
+        recovered: (!w.outage_open) as u8 as f64,
     }
-    v.extend([
-        w.traffic_shuns as f64,
-        w.ping_shuns as f64,
-        w.unshuns.normal as f64,
-        w.unshuns.desperate as f64,
-        w.connect_errors as f64,
-        (reads_lost > 0.0) as u8 as f64,
-        (!w.outage_open) as u8 as f64,
-    ]);
-    v
 }
 
 /// sysbench's per-second lines of client `ci` (`[ 22s ] thds: 2 tps: … err/s: … reconn/s: …`).
@@ -233,7 +254,7 @@ pub fn report(w: &ProxysqlWorld, values: &[f64], end: SimTime, digest: &str) -> 
         let _ = writeln!(r, "  {l}");
     }
     let _ = writeln!(r);
-    for (d, v) in defs().iter().zip(values) {
+    for (d, v) in ProxysqlMetrics::DEFS.iter().zip(values) {
         let _ = writeln!(r, "{:<22} {v}", d.name);
     }
     let _ = writeln!(r, "digest {digest}");

@@ -1,4 +1,6 @@
-//! The Monitor's ping and read_only loops (ref §1.2, §1.3b, §1.6): a fixed cadence anchored
+//! The Monitor's ping and read_only loops (sysown/proxysql `lib/MySQL_Monitor.cpp`,
+//! sysown/proxysql `lib/MySQL_HostGroups_Manager.cpp` `shun_and_killall`, sysown/proxysql
+//! `lib/MySQL_HostGroups_Manager.cpp` `read_only_action_v2`): a fixed cadence anchored
 //! at each round's start; the checks of one round run concurrently and are post-processed
 //! together when the slowest answers. Every check ends at its timeout at the latest (a ping
 //! at `ping_timeout`, a new monitor connection at the connect timeout, a read_only check at

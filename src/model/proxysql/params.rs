@@ -1,97 +1,84 @@
 //! Parameters of the ProxySQL model, with their defaults and where each comes from.
 //!
-//! Sources: `ref §X` is `reference/proxysql-and-poller.md` Part 1 (ProxySQL v2.7.2-14,
-//! commit 5cc418bb), `spec` is `spec/proxysql.md`, `seed` is `seeds/003_d6dee235aba14d48.txt`.
+//! Sources: sysown/proxysql at v2.7.2-14 (commit 5cc418bb), cited by file and function;
+//! `docs/proxysql.md`; and "the lab": the write-up "MySQL async replication HA, part 3 –
+//! replicas die, and the reads you sent them", whose five experiments the shipped
+//! `models/proxysql-seed-*.ron` replay.
 //! Values marked *\[inferred\]* are in no code: a reading of runtime behaviour or a modelling
 //! choice. Every enum is internally tagged (`kind`) so sweeps can override it through JSON.
 
-use crate::sim::rng::{exponential, standard_normal};
-use crate::sim::{SimDuration, SimRng};
+use crate::sim::SimDuration;
+
+pub use super::latency::Latency;
+pub use super::script::{Action, ScriptedAction, SETTABLE};
+use crate::model::kit::{fail, positive, Checked};
 use serde::{Deserialize, Serialize};
 
-/// Parameters of the ProxySQL reader-routing model (`spec/proxysql.md`).
+/// Parameters of the ProxySQL reader-routing model (`docs/proxysql.md`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct ProxysqlParams {
     /// The MySQL servers and how they sit in ProxySQL's hostgroups.
-    #[serde(default)]
     pub servers: ServersParams,
     /// The ProxySQL user the clients log in as (`mysql_users`).
-    #[serde(default)]
     pub user: UserParams,
     /// `mysql_query_rules`, evaluated in `rule_id` order.
-    #[serde(default)]
     pub query_rules: Vec<QueryRule>,
     /// The Monitor module (`mysql-monitor_*` variables).
-    #[serde(default)]
     pub monitor: MonitorParams,
     /// `mysql-*` global variables of the HostGroups Manager and the session.
-    #[serde(default)]
     pub variables: Variables,
     /// Latencies of the network and of the servers.
-    #[serde(default)]
     pub network: NetworkParams,
     /// Closed-loop sysbench clients.
-    #[serde(default)]
     pub clients: Vec<ClientParams>,
     /// Scripted faults and operator actions, with their times.
-    #[serde(default)]
     pub actions: Vec<ScriptedAction>,
     /// Where simulated time 0 falls in its wall-clock second (`time(NULL)` buckets errors and
     /// shun times). Absent: drawn uniform in [0, 1 s) per seed (stream `"wallclock"`).
-    #[serde(default)]
     pub wall_clock_offset: Option<SimDuration>,
     /// A gap longer than this without a successful read (read-only clients) is a read outage.
     /// Default 100ms *\[inferred\]*: a healthy client completes a read every ~0.2 ms.
-    #[serde(default = "d_outage_gap")]
     pub outage_gap: SimDuration,
     /// Length of the run.
-    #[serde(default = "d_horizon")]
     pub horizon: SimDuration,
 }
 
 /// The servers: one source (read_only=0) and its replicas (read_only=1), and the
 /// `mysql_servers` / `mysql_replication_hostgroups` rows built from them.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct ServersParams {
-    /// The source's host name (seed: `mysql-1`). Row `(writer_hostgroup, source)`.
-    #[serde(default = "d_source")]
+    /// The source's host name (the lab: `mysql-1`). Row `(writer_hostgroup, source)`.
     pub source: String,
-    /// The replicas' host names (seed: `mysql-2`, `mysql-3`). Rows `(reader_hostgroup, r)`.
-    #[serde(default = "d_replicas")]
+    /// The replicas' host names (the lab: `mysql-2`, `mysql-3`). Rows `(reader_hostgroup, r)`.
     pub replicas: Vec<String>,
-    /// Also configure the source in the reader hostgroup (the community workaround, ref §1.5).
-    /// Default false: the seed's lab ("nobody had copied the writer into it").
-    #[serde(default)]
+    /// Also configure the source in the reader hostgroup (the community workaround,
+    /// sysown/proxysql `lib/MySQL_Session.cpp` (`CONNECTING_SERVER`)).
+    /// Default false: the lab's lab ("nobody had copied the writer into it").
     pub writer_in_reader_hostgroup: bool,
-    /// Weight of the source's reader row when it has one (ref §1.5 workaround: 1 against a
+    /// Weight of the source's reader row when it has one (sysown/proxysql `lib/MySQL_Session.cpp`
+    /// (`CONNECTING_SERVER`) workaround: 1 against a
     /// large replica weight). Default 1.
-    #[serde(default = "d_one")]
     pub writer_weight_in_reader: u32,
     /// Weight of each replica row. Default 1 (the `mysql_servers.weight` default).
-    #[serde(default = "d_one")]
     pub replica_weight: u32,
-    /// `mysql_replication_hostgroups.writer_hostgroup` (seed: 10).
-    #[serde(default = "d_writer_hg")]
+    /// `mysql_replication_hostgroups.writer_hostgroup` (the lab: 10).
     pub writer_hostgroup: u32,
-    /// `mysql_replication_hostgroups.reader_hostgroup` (seed: 20).
-    #[serde(default = "d_reader_hg")]
+    /// `mysql_replication_hostgroups.reader_hostgroup` (the lab: 20).
     pub reader_hostgroup: u32,
 }
 
 /// The `mysql_users` row of the clients.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct UserParams {
-    /// User name (seed: sbuser); for the report only.
-    #[serde(default = "d_user")]
+    /// User name (the lab: sbuser); for the report only.
     pub name: String,
-    /// `default_hostgroup`: where a statement goes when no rule matches (seed: 10).
-    #[serde(default = "d_writer_hg")]
+    /// `default_hostgroup`: where a statement goes when no rule matches (the lab: 10).
     pub default_hostgroup: u32,
-    /// `transaction_persistent` (table default 1 since 1.4.0, ref §1.1; seed: 1).
-    #[serde(default = "d_true")]
+    /// `transaction_persistent` (table default 1 since 1.4.0, sysown/proxysql
+    /// `lib/MySQL_Thread.cpp`; the lab: 1).
     pub transaction_persistent: bool,
 }
 
@@ -131,144 +118,73 @@ pub enum LoopPhase {
     },
 }
 
-/// `mysql-monitor_*` (ref §1.1 table, `MySQL_Thread.cpp:966-1105`).
+/// `mysql-monitor_*` (sysown/proxysql `lib/MySQL_Thread.cpp` table, `MySQL_Thread.cpp:966-1105`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct MonitorParams {
     /// `mysql-monitor_enabled` (true).
-    #[serde(default = "d_true")]
     pub enabled: bool,
     /// `mysql-monitor_ping_interval` (8000 ms since 2.0.1).
-    #[serde(default = "d_ping_interval")]
     pub ping_interval: SimDuration,
     /// `mysql-monitor_ping_timeout` (1000 ms).
-    #[serde(default = "d_1s")]
     pub ping_timeout: SimDuration,
     /// `mysql-monitor_ping_max_failures` (3): consecutive failed pings before `shun_and_killall`.
-    #[serde(default = "d_three")]
     pub ping_max_failures: u32,
     /// `mysql-monitor_connect_timeout` (600 ms). Used as whole seconds and clamped to ≥ 1 s
-    /// (ref §1.1, `MySQL_Monitor.cpp:1555-1557`): it bounds every new monitor connection.
-    #[serde(default = "d_600ms")]
+    /// (sysown/proxysql `lib/MySQL_Thread.cpp`, `MySQL_Monitor.cpp:1555-1557`): it bounds every
+    /// new monitor connection.
     pub connect_timeout: SimDuration,
     /// `mysql-monitor_read_only_interval` (1000 ms).
-    #[serde(default = "d_1s")]
     pub read_only_interval: SimDuration,
     /// `mysql-monitor_read_only_timeout` (800 ms).
-    #[serde(default = "d_800ms")]
     pub read_only_timeout: SimDuration,
     /// `mysql-monitor_read_only_max_timeout_count` (3): consecutive timeout-class read_only
     /// failures before ProxySQL assumes read_only=1.
-    #[serde(default = "d_three")]
     pub read_only_max_timeout_count: u32,
-    /// `mysql-monitor_writer_is_also_reader` (code default true). The seed's lab ran with
+    /// `mysql-monitor_writer_is_also_reader` (code default true). The lab's lab ran with
     /// false (it set it to 'true' at 01:17:23). Consulted only at a read_only 1→0 change.
-    #[serde(default = "d_true")]
     pub writer_is_also_reader: bool,
     /// Phases of the ping and read_only loops.
-    #[serde(default)]
     pub phase: LoopPhase,
 }
 
-/// `mysql-*` globals (ref §1.1).
+/// `mysql-*` globals (sysown/proxysql `lib/MySQL_Thread.cpp`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Variables {
     /// `mysql-shun_on_failures` (5): connect errors in one wall-clock second that shun.
-    #[serde(default = "d_five")]
     pub shun_on_failures: u32,
     /// `mysql-shun_recovery_time_sec` (10). 0 disables the normal-path unshun.
-    #[serde(default = "d_ten")]
     pub shun_recovery_time_sec: u32,
     /// `mysql-unshun_algorithm` (0). 1: unshunning a host in one hostgroup unshuns it in all.
-    #[serde(default)]
     pub unshun_algorithm: u32,
     /// `mysql-connect_retries_on_failure` (10): backend connect retries per request.
-    #[serde(default = "d_ten")]
     pub connect_retries_on_failure: u32,
     /// `mysql-connect_retries_delay` (1 ms): pause between acquisition attempts.
-    #[serde(default = "d_1ms")]
     pub connect_retries_delay: SimDuration,
     /// `mysql-connect_timeout_server` (1000 ms): one backend connect attempt.
-    #[serde(default = "d_1s")]
     pub connect_timeout_server: SimDuration,
     /// `mysql-connect_timeout_server_max` (10000 ms): budget from query start; then ERR 9001.
-    #[serde(default = "d_10s")]
     pub connect_timeout_server_max: SimDuration,
     /// `mysql-query_retries_on_failure` (1): re-execute on a new connection when safe.
-    #[serde(default = "d_one")]
     pub query_retries_on_failure: u32,
 }
 
 /// Latencies *\[inferred\]*: a docker bridge on one host.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct NetworkParams {
     /// A successful new backend connection (TCP + MySQL handshake + auth). Default 1ms.
-    #[serde(default = "d_1ms")]
     pub connect_latency: SimDuration,
     /// A connect to a killed container fails after this: its DNS name is gone ("Unknown
     /// server host 'mysql-3' (-2)", seed). Default 2ms. A session's connect ends at
     /// `connect_timeout_server` and a Monitor check at its timeout if this is longer.
-    #[serde(default = "d_2ms")]
     pub refused_latency: SimDuration,
     /// A statement on a connection whose server died or restarted fails after this
     /// (2013 Lost connection). Default 1ms.
-    #[serde(default = "d_1ms")]
     pub dead_connection_latency: SimDuration,
     /// A monitor ping or read_only check answered by a live server. Default 1ms.
-    #[serde(default = "d_1ms")]
     pub monitor_check_latency: SimDuration,
-}
-
-/// Per-statement latency at the backend (ProxySQL hop included).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "kind", deny_unknown_fields)]
-pub enum Latency {
-    /// Every statement takes `value`.
-    Const {
-        /// The latency.
-        value: SimDuration,
-    },
-    /// Exponential with `mean`.
-    Exp {
-        /// Mean.
-        mean: SimDuration,
-    },
-    /// Lognormal: `median · exp(sigma · N(0,1))`.
-    LogNormal {
-        /// Median.
-        median: SimDuration,
-        /// Shape.
-        sigma: f64,
-    },
-}
-
-impl Latency {
-    /// One draw (≥ 1 µs, so a closed loop always advances time).
-    #[inline]
-    pub fn draw(&self, rng: &mut SimRng) -> SimDuration {
-        let d = match self {
-            Latency::Const { value } => *value,
-            Latency::Exp { mean } => {
-                SimDuration::from_secs_f64(exponential(rng, mean.as_secs_f64()))
-            }
-            Latency::LogNormal { median, sigma } => SimDuration::from_secs_f64(
-                median.as_secs_f64() * libm::exp(sigma * standard_normal(rng)),
-            ),
-        };
-        d.max(SimDuration::from_nanos(1_000))
-    }
-    /// The mean.
-    pub fn mean_s(&self) -> f64 {
-        match self {
-            Latency::Const { value } => value.as_secs_f64(),
-            Latency::Exp { mean } => mean.as_secs_f64(),
-            Latency::LogNormal { median, sigma } => {
-                median.as_secs_f64() * libm::exp(sigma * sigma / 2.0)
-            }
-        }
-    }
 }
 
 /// A closed-loop sysbench client (`oltp_read_write` / `oltp_read_only`, sysbench 1.0
@@ -276,7 +192,7 @@ impl Latency {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClientParams {
-    /// Name in reports (seed: the read/write client and the read-only client).
+    /// Name in reports (the lab: the read/write client and the read-only client).
     pub name: String,
     /// `--threads`.
     pub threads: u32,
@@ -294,7 +210,7 @@ pub struct ClientParams {
     #[serde(default)]
     pub skip_trx: bool,
     /// Per-statement latency. Default lognormal, median 200 µs, sigma 0.5 *\[inferred\]*: gives
-    /// ~880 tps for 4 read/write threads and ~740 tps for 2 read-only threads (seed: 640–1066
+    /// ~880 tps for 4 read/write threads and ~740 tps for 2 read-only threads (the lab: 640–1066
     /// and 520–912).
     #[serde(default = "d_latency")]
     pub latency: Latency,
@@ -302,127 +218,6 @@ pub struct ClientParams {
     #[serde(default)]
     pub start_at: SimDuration,
 }
-
-/// A scripted action at a time.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScriptedAction {
-    /// When (simulated time since the start).
-    pub at: SimDuration,
-    /// What.
-    pub action: Action,
-}
-
-/// Faults and operator actions (spec "Faults and operator actions").
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "kind", deny_unknown_fields)]
-pub enum Action {
-    /// `docker kill`: connects fail fast (the DNS name is gone), connections break.
-    Kill {
-        /// Host name.
-        host: String,
-    },
-    /// Every host that is read_only=1 at that moment is killed.
-    KillReplicas,
-    /// Black-hole: connects time out, queries on open connections hang.
-    BlackHole {
-        /// Host name.
-        host: String,
-    },
-    /// `docker start`: the server accepts connections again (read_only as before).
-    Start {
-        /// Host name.
-        host: String,
-    },
-    /// Orchestrator-style promotion: `SET GLOBAL read_only=0` on `host`.
-    Promote {
-        /// Host name.
-        host: String,
-    },
-    /// `SET GLOBAL read_only=…` on `host`.
-    SetReadOnly {
-        /// Host name.
-        host: String,
-        /// The new value.
-        read_only: bool,
-    },
-    /// `INSERT INTO mysql_servers (hostgroup_id, hostname, weight, status='ONLINE')`: the
-    /// admin table only; it takes effect at the next `LoadMysqlServers`.
-    InsertServer {
-        /// `hostgroup_id`.
-        hostgroup: u32,
-        /// `hostname`.
-        host: String,
-        /// `weight`.
-        #[serde(default = "d_one")]
-        weight: u32,
-    },
-    /// `LOAD MYSQL SERVERS TO RUNTIME`.
-    LoadMysqlServers,
-    /// `UPDATE global_variables …; LOAD MYSQL VARIABLES TO RUNTIME` (both at once). Names:
-    /// `mysql-monitor_writer_is_also_reader`, `mysql-shun_on_failures`,
-    /// `mysql-shun_recovery_time_sec`, `mysql-connect_retries_on_failure`,
-    /// `mysql-connect_timeout_server`, `mysql-connect_timeout_server_max` (ms).
-    SetVariable {
-        /// Variable name.
-        name: String,
-        /// Its value as ProxySQL's admin would take it (`'true'`, `'10000'`).
-        value: String,
-    },
-    /// Print the runtime `mysql_servers` table in the report (`SELECT … FROM runtime_mysql_servers`).
-    ShowServers,
-}
-
-impl Action {
-    /// The host an action names, if any.
-    pub fn host(&self) -> Option<&str> {
-        match self {
-            Action::Kill { host }
-            | Action::BlackHole { host }
-            | Action::Start { host }
-            | Action::Promote { host }
-            | Action::SetReadOnly { host, .. }
-            | Action::InsertServer { host, .. } => Some(host),
-            _ => None,
-        }
-    }
-    /// A short label for charts and reports.
-    pub fn label(&self) -> String {
-        match self {
-            Action::Kill { host } => format!("kill {host}"),
-            Action::KillReplicas => "kill replicas".into(),
-            Action::BlackHole { host } => format!("black-hole {host}"),
-            Action::Start { host } => format!("start {host}"),
-            Action::Promote { host } => format!("promote {host}"),
-            Action::SetReadOnly { host, read_only } => {
-                format!("read_only={} on {host}", *read_only as u8)
-            }
-            Action::InsertServer {
-                hostgroup, host, ..
-            } => format!("insert ({hostgroup}, {host})"),
-            Action::LoadMysqlServers => "LOAD MYSQL SERVERS".into(),
-            Action::SetVariable { name, value } => format!("{name}={value}"),
-            Action::ShowServers => "show servers".into(),
-        }
-    }
-    /// A fault (the start of "time to detect").
-    pub fn is_fault(&self) -> bool {
-        matches!(
-            self,
-            Action::Kill { .. } | Action::KillReplicas | Action::BlackHole { .. }
-        )
-    }
-}
-
-/// Variables a `SetVariable` action may name.
-pub const SETTABLE: &[&str] = &[
-    "mysql-monitor_writer_is_also_reader",
-    "mysql-shun_on_failures",
-    "mysql-shun_recovery_time_sec",
-    "mysql-connect_retries_on_failure",
-    "mysql-connect_timeout_server",
-    "mysql-connect_timeout_server_max",
-];
 
 /// ProxySQL's own ranges of the `mysql-*` variables the model reads, as `(variable, min,
 /// max)` in ProxySQL's units (milliseconds for durations, except the `_sec` one). From
@@ -453,7 +248,7 @@ pub const PROXYSQL_RANGES: &[(&str, u64, u64)] = &[
 ];
 
 /// Where [`PROXYSQL_RANGES`] come from, for error messages.
-const RANGES_SOURCE: &str = "lib/MySQL_Thread.cpp, MySQL_Threads_Handler::get_variables_list";
+pub(super) const RANGES_SOURCE: &str = "lib/MySQL_Thread.cpp, MySQL_Threads_Handler::get_variables_list";
 
 /// `(min, max)` of `variable` in [`PROXYSQL_RANGES`], with the model's own floor of 1 ms on
 /// `mysql-connect_retries_delay`.
@@ -511,10 +306,6 @@ fn out_of_range(variable: &str, value: Setting) -> Option<String> {
     }
 }
 
-fn err<T>(f: impl Into<String>, m: impl Into<String>) -> Result<T, (String, String)> {
-    Err((f.into(), m.into()))
-}
-
 /// The keyword of an anchored `match_digest` (`^SELECT` → `SELECT`).
 pub fn rule_keyword(digest: &str) -> Option<String> {
     let k = digest.strip_prefix('^')?;
@@ -530,41 +321,41 @@ impl ProxysqlParams {
     }
 
     /// Checks serde cannot make.
-    pub fn check(&self) -> Result<(), (String, String)> {
+    pub fn check(&self) -> Checked {
         let hosts = self.hosts();
         for (i, h) in hosts.iter().enumerate() {
             if h.is_empty() {
-                return err("servers.replicas", "non-empty host names");
+                return fail("servers.replicas", "non-empty host names");
             }
             if hosts[..i].contains(h) {
-                return err(
+                return fail(
                     "servers.replicas",
                     format!("distinct host names (`{h}` twice)"),
                 );
             }
         }
         if hosts.len() > 1000 {
-            return err("servers.replicas", "at most 999 replicas");
+            return fail("servers.replicas", "at most 999 replicas");
         }
         let s = &self.servers;
         if s.writer_hostgroup == s.reader_hostgroup {
-            return err("servers.reader_hostgroup", "a hostgroup ≠ writer_hostgroup");
+            return fail("servers.reader_hostgroup", "a hostgroup ≠ writer_hostgroup");
         }
         if s.replica_weight == 0 {
-            return err("servers.replica_weight", "a weight ≥ 1");
+            return fail("servers.replica_weight", "a weight ≥ 1");
         }
         if s.writer_weight_in_reader == 0 {
-            return err("servers.writer_weight_in_reader", "a weight ≥ 1");
+            return fail("servers.writer_weight_in_reader", "a weight ≥ 1");
         }
         for (i, r) in self.query_rules.iter().enumerate() {
             if rule_keyword(&r.match_digest).is_none() {
-                return err(
+                return fail(
                     format!("query_rules[{i}].match_digest"),
                     "an anchored keyword such as \"^SELECT\" (other regexes are not modelled)",
                 );
             }
             if !r.apply {
-                return err(
+                return fail(
                     format!("query_rules[{i}].apply"),
                     "true (flagIN/flagOUT chains are not modelled)",
                 );
@@ -650,15 +441,15 @@ impl ProxysqlParams {
             ),
         ] {
             if let Some(expected) = out_of_range(variable, value) {
-                return err(field, expected);
+                return fail(field, expected);
             }
         }
         if let LoopPhase::Fixed { ping, read_only } = &m.phase {
             if *ping >= m.ping_interval {
-                return err("monitor.phase.ping", "an offset < monitor.ping_interval");
+                return fail("monitor.phase.ping", "an offset < monitor.ping_interval");
             }
             if *read_only >= m.read_only_interval {
-                return err(
+                return fail(
                     "monitor.phase.read_only",
                     "an offset < monitor.read_only_interval",
                 );
@@ -672,15 +463,15 @@ impl ProxysqlParams {
             ("network.monitor_check_latency", n.monitor_check_latency),
         ] {
             if d == SimDuration::ZERO {
-                return err(f, "a duration > 0");
+                return fail(f, "a duration > 0");
             }
         }
         if self.clients.len() > 255 {
-            return err("clients", "at most 255 clients");
+            return fail("clients", "at most 255 clients");
         }
         for (i, c) in self.clients.iter().enumerate() {
             if c.threads == 0 || c.threads > 4096 {
-                return err(format!("clients[{i}].threads"), "1 to 4096 threads");
+                return fail(format!("clients[{i}].threads"), "1 to 4096 threads");
             }
             // sysbench's defaults are 10 / 4 / 4; the sum must not wrap a u32.
             for (f, n) in [
@@ -689,86 +480,29 @@ impl ProxysqlParams {
                 ("writes", c.writes),
             ] {
                 if n > 10_000 {
-                    return err(
+                    return fail(
                         format!("clients[{i}].{f}"),
                         "at most 10000 statements per event",
                     );
                 }
             }
             if c.point_selects + c.range_selects + c.writes == 0 {
-                return err(
+                return fail(
                     format!("clients[{i}].point_selects"),
                     "at least one statement per event",
                 );
             }
             match &c.latency {
                 Latency::LogNormal { sigma, .. } if !(0.0..=5.0).contains(sigma) => {
-                    return err(format!("clients[{i}].latency.sigma"), "a sigma in [0, 5]");
+                    return fail(format!("clients[{i}].latency.sigma"), "a sigma in [0, 5]");
                 }
                 _ => {}
             }
         }
-        for (i, a) in self.actions.iter().enumerate() {
-            if let Some(h) = a.action.host() {
-                if !hosts.iter().any(|x| x == h) {
-                    return err(
-                        format!("actions[{i}].action.host"),
-                        format!("one of the servers: {}", hosts.join(", ")),
-                    );
-                }
-            }
-            if let Action::InsertServer { weight: 0, .. } = a.action {
-                return err(format!("actions[{i}].action.weight"), "a weight ≥ 1");
-            }
-            if let Action::SetVariable { name, value } = &a.action {
-                if !SETTABLE.contains(&name.as_str()) {
-                    return err(
-                        format!("actions[{i}].action.name"),
-                        format!("one of: {}", SETTABLE.join(", ")),
-                    );
-                }
-                let ok = if name == "mysql-monitor_writer_is_also_reader" {
-                    matches!(value.as_str(), "true" | "false" | "1" | "0")
-                } else {
-                    value.parse::<u64>().is_ok()
-                };
-                if !ok {
-                    return err(
-                        format!("actions[{i}].action.value"),
-                        "'true'/'false' or an integer, as ProxySQL's admin takes it",
-                    );
-                }
-                // The ranges of the static `variables` (ProxySQL's own, see PROXYSQL_RANGES):
-                // a 0 ms connect budget busy-looped the run, a u64 of milliseconds overflowed
-                // its nanoseconds, and retries = 4294967295 wrapped the shun threshold to 0.
-                if name != "mysql-monitor_writer_is_also_reader" {
-                    let n = value.parse::<u64>().expect("checked above");
-                    let (lo, hi) = proxysql_range(name).expect("a ranged variable");
-                    if !(lo..=hi).contains(&n) {
-                        let unit = if name.starts_with("mysql-connect_timeout") {
-                            " (milliseconds)"
-                        } else {
-                            ""
-                        };
-                        return err(
-                            format!("actions[{i}].action.value"),
-                            format!(
-                                "an integer from {lo} to {hi}{unit} (ProxySQL's range for \
-                                 {name}, {RANGES_SOURCE})"
-                            ),
-                        );
-                    }
-                }
-            }
-            if a.at > self.horizon {
-                return err(format!("actions[{i}].at"), "a time ≤ horizon");
-            }
-        }
-        if self.horizon == SimDuration::ZERO {
-            return err("horizon", "a duration > 0");
-        }
+        super::script::check_actions(&self.actions, &hosts, self.horizon)?;
+        positive("horizon", self.horizon)?;
         // Every statement is simulated (~5e6 a second of wall time): bound the expected count
-        // so that a run ends in well under a minute (the seed's 90 s lab is ~2e6).
+        // so that a run ends in well under a minute (the lab's 90 s lab is ~2e6).
         let statements: f64 = self
             .clients
             .iter()
@@ -778,7 +512,7 @@ impl ProxysqlParams {
             })
             .sum();
         if statements > 2e8 {
-            return err(
+            return fail(
                 "horizon",
                 format!(
                     "at most 2e8 expected statements (clients' threads x horizon / mean \
@@ -839,24 +573,42 @@ impl ProxysqlParams {
     }
 }
 
+impl Default for ProxysqlParams {
+    fn default() -> Self {
+        ProxysqlParams {
+            servers: ServersParams::default(),
+            user: UserParams::default(),
+            query_rules: vec![],
+            monitor: MonitorParams::default(),
+            variables: Variables::default(),
+            network: NetworkParams::default(),
+            clients: vec![],
+            actions: vec![],
+            wall_clock_offset: None,
+            outage_gap: SimDuration::from_millis(100),
+            horizon: SimDuration::from_secs(60),
+        }
+    }
+}
+
 impl Default for ServersParams {
     fn default() -> Self {
         ServersParams {
-            source: d_source(),
-            replicas: d_replicas(),
+            source: "mysql-1".into(),
+            replicas: vec!["mysql-2".into(), "mysql-3".into()],
             writer_in_reader_hostgroup: false,
             writer_weight_in_reader: 1,
             replica_weight: 1,
-            writer_hostgroup: d_writer_hg(),
-            reader_hostgroup: d_reader_hg(),
+            writer_hostgroup: 10,
+            reader_hostgroup: 20,
         }
     }
 }
 impl Default for UserParams {
     fn default() -> Self {
         UserParams {
-            name: d_user(),
-            default_hostgroup: d_writer_hg(),
+            name: "sbuser".into(),
+            default_hostgroup: 10,
             transaction_persistent: true,
         }
     }
@@ -865,12 +617,12 @@ impl Default for MonitorParams {
     fn default() -> Self {
         MonitorParams {
             enabled: true,
-            ping_interval: d_ping_interval(),
-            ping_timeout: d_1s(),
+            ping_interval: SimDuration::from_millis(8000),
+            ping_timeout: SimDuration::from_secs(1),
             ping_max_failures: 3,
-            connect_timeout: d_600ms(),
-            read_only_interval: d_1s(),
-            read_only_timeout: d_800ms(),
+            connect_timeout: SimDuration::from_millis(600),
+            read_only_interval: SimDuration::from_secs(1),
+            read_only_timeout: SimDuration::from_millis(800),
             read_only_max_timeout_count: 3,
             writer_is_also_reader: true,
             phase: LoopPhase::Uniform,
@@ -884,9 +636,9 @@ impl Default for Variables {
             shun_recovery_time_sec: 10,
             unshun_algorithm: 0,
             connect_retries_on_failure: 10,
-            connect_retries_delay: d_1ms(),
-            connect_timeout_server: d_1s(),
-            connect_timeout_server_max: d_10s(),
+            connect_retries_delay: SimDuration::from_millis(1),
+            connect_timeout_server: SimDuration::from_secs(1),
+            connect_timeout_server_max: SimDuration::from_secs(10),
             query_retries_on_failure: 1,
         }
     }
@@ -894,73 +646,22 @@ impl Default for Variables {
 impl Default for NetworkParams {
     fn default() -> Self {
         NetworkParams {
-            connect_latency: d_1ms(),
-            refused_latency: d_2ms(),
-            dead_connection_latency: d_1ms(),
-            monitor_check_latency: d_1ms(),
+            connect_latency: SimDuration::from_millis(1),
+            refused_latency: SimDuration::from_millis(2),
+            dead_connection_latency: SimDuration::from_millis(1),
+            monitor_check_latency: SimDuration::from_millis(1),
         }
     }
 }
 
-fn d_source() -> String {
-    "mysql-1".into()
-}
-fn d_replicas() -> Vec<String> {
-    vec!["mysql-2".into(), "mysql-3".into()]
-}
-fn d_user() -> String {
-    "sbuser".into()
-}
-fn d_writer_hg() -> u32 {
-    10
-}
-fn d_reader_hg() -> u32 {
-    20
-}
 fn d_true() -> bool {
     true
-}
-fn d_one() -> u32 {
-    1
-}
-fn d_three() -> u32 {
-    3
 }
 fn d_four() -> u32 {
     4
 }
-fn d_five() -> u32 {
-    5
-}
 fn d_ten() -> u32 {
     10
-}
-fn d_1ms() -> SimDuration {
-    SimDuration::from_millis(1)
-}
-fn d_2ms() -> SimDuration {
-    SimDuration::from_millis(2)
-}
-fn d_600ms() -> SimDuration {
-    SimDuration::from_millis(600)
-}
-fn d_800ms() -> SimDuration {
-    SimDuration::from_millis(800)
-}
-fn d_1s() -> SimDuration {
-    SimDuration::from_secs(1)
-}
-fn d_10s() -> SimDuration {
-    SimDuration::from_secs(10)
-}
-fn d_ping_interval() -> SimDuration {
-    SimDuration::from_millis(8000)
-}
-fn d_outage_gap() -> SimDuration {
-    SimDuration::from_millis(100)
-}
-fn d_horizon() -> SimDuration {
-    SimDuration::from_secs(60)
 }
 fn d_latency() -> Latency {
     Latency::LogNormal {

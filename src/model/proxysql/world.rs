@@ -2,6 +2,7 @@
 //! the scripted actions; construction from parameters and the event dispatch. Behaviour lives
 //! beside it: [`super::hostgroups`], [`super::monitor`], [`super::client`].
 
+use crate::model::dist::uniform_offset;
 use super::client::{ClientState, Pending, Stmt, Thread};
 use super::event::Event;
 use super::hostgroups::{HostGroups, PickStats, Status};
@@ -24,17 +25,17 @@ pub enum HostState {
 #[derive(Clone, Debug)]
 pub struct Host {
     /// Up, killed or black-holed.
-    pub state: HostState,
+    pub(crate) state: HostState,
     /// `@@global.read_only`.
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// Incremented at every kill, black-hole and start: connections of older epochs are broken.
-    pub epoch: u32,
+    pub(crate) epoch: u32,
     /// Consecutive failed Monitor pings (the ping log's trailing errors).
-    pub ping_streak: u32,
+    pub(crate) ping_streak: u32,
     /// Consecutive timeout-class read_only failures.
-    pub ro_streak: u32,
+    pub(crate) ro_streak: u32,
     /// The Monitor's pooled read_only connection: the epoch it was opened in.
-    pub mon_conn: Option<u32>,
+    pub(crate) mon_conn: Option<u32>,
 }
 
 /// The settings a `SetVariable` action can change at run time.
@@ -43,25 +44,25 @@ pub struct Runtime {
     /// `mysql-monitor_writer_is_also_reader`.
     pub wiao: bool,
     /// `mysql-shun_on_failures`.
-    pub shun_on_failures: u32,
+    pub(crate) shun_on_failures: u32,
     /// `mysql-shun_recovery_time_sec`.
-    pub shun_recovery_time_sec: u32,
+    pub(crate) shun_recovery_time_sec: u32,
     /// `mysql-connect_retries_on_failure`.
-    pub connect_retries: u32,
+    pub(crate) connect_retries: u32,
     /// `mysql-connect_timeout_server`.
-    pub cts: SimDuration,
+    pub(crate) cts: SimDuration,
     /// `mysql-connect_timeout_server_max`.
-    pub cts_max: SimDuration,
+    pub(crate) cts_max: SimDuration,
 }
 
 impl Runtime {
     /// Connect errors in one second that shun: `min(shun_on_failures, retries + 1)`.
-    pub fn shun_threshold(&self) -> u32 {
+    pub(crate) fn shun_threshold(&self) -> u32 {
         self.shun_on_failures
             .min(self.connect_retries.saturating_add(1))
     }
     /// `max_wait_sec` of the (normal, desperate) unshun paths (`MyHGC.cpp:117-260`).
-    pub fn unshun_waits(&self) -> (i64, i64) {
+    pub(crate) fn unshun_waits(&self) -> (i64, i64) {
         let rec = self.shun_recovery_time_sec as i64;
         let max_ms = (self.cts_max.as_nanos() / 1_000_000) as i64;
         let clamp = rec * 1000 >= max_ms;
@@ -90,7 +91,7 @@ pub struct ActionRec {
     /// When.
     pub t: SimTime,
     /// What.
-    pub label: String,
+    pub(crate) label: String,
     /// `runtime_mysql_servers` after it.
     pub table: String,
 }
@@ -98,11 +99,11 @@ pub struct ActionRec {
 /// The whole ProxySQL world.
 pub struct ProxysqlWorld {
     /// The parameters.
-    pub p: ProxysqlParams,
+    pub(crate) p: ProxysqlParams,
     /// Host names (source first).
-    pub names: Vec<String>,
+    pub(crate) names: Vec<String>,
     /// Servers.
-    pub hosts: Vec<Host>,
+    pub(crate) hosts: Vec<Host>,
     /// The HostGroups Manager.
     pub hgm: HostGroups,
     /// Settings changeable at run time.
@@ -110,30 +111,30 @@ pub struct ProxysqlWorld {
     /// sysbench clients.
     pub clients: Vec<ClientState>,
     /// Wall-clock offset of simulated time 0 (ns).
-    pub wall_offset: u64,
+    pub(crate) wall_offset: u64,
     /// Ping results of the round in progress (per host; `None`: not pinged).
-    pub ping_results: Vec<Option<bool>>,
+    pub(crate) ping_results: Vec<Option<bool>>,
     /// Start of the round in progress.
-    pub ping_round_at: SimTime,
+    pub(crate) ping_round_at: SimTime,
     /// read_only results of the round in progress.
-    pub ro_results: Vec<RoResult>,
+    pub(crate) ro_results: Vec<RoResult>,
     /// Lazy unshuns.
-    pub unshuns: PickStats,
+    pub(crate) unshuns: PickStats,
     /// Backend connect failures.
-    pub connect_errors: u64,
+    pub(crate) connect_errors: u64,
     /// Shuns by traffic (connect errors in one second).
-    pub traffic_shuns: u64,
+    pub(crate) traffic_shuns: u64,
     /// Entries moved ONLINE → SHUNNED by `shun_and_killall` (missed heartbeats); a repeated
     /// call on an entry already SHUNNED is not counted.
-    pub ping_shuns: u64,
+    pub(crate) ping_shuns: u64,
     /// First fault: time and hosts.
-    pub first_fault: Option<(SimTime, Vec<u16>)>,
+    pub(crate) first_fault: Option<(SimTime, Vec<u16>)>,
     /// Last successful read of a read-only client.
-    pub last_read_ok: SimTime,
+    pub(crate) last_read_ok: SimTime,
     /// Read outages (gaps > `outage_gap` with no successful read) ending after the first fault.
-    pub outages: Vec<(SimTime, SimTime)>,
+    pub(crate) outages: Vec<(SimTime, SimTime)>,
     /// The last outage was still open at the horizon (its end is the horizon: censored).
-    pub outage_open: bool,
+    pub(crate) outage_open: bool,
     /// Actions as they happened.
     pub action_log: Vec<ActionRec>,
 }
@@ -141,7 +142,7 @@ pub struct ProxysqlWorld {
 impl ProxysqlWorld {
     /// Wall-clock second of `t` (`time(NULL)`).
     #[inline]
-    pub fn wall(&self, t: SimTime) -> i64 {
+    pub(crate) fn wall(&self, t: SimTime) -> i64 {
         (t.0.saturating_add(self.wall_offset) / 1_000_000_000) as i64
     }
 
@@ -257,16 +258,8 @@ impl ProxysqlWorld {
                 LoopPhase::Fixed { ping, read_only } => (*ping, *read_only),
                 LoopPhase::Uniform => {
                     let mut r = stream(seed, "monitor", 0);
-                    let a = uniform01(&mut r);
-                    let b = uniform01(&mut r);
-                    (
-                        SimDuration::from_nanos(
-                            (a * p.monitor.ping_interval.as_nanos() as f64) as u64,
-                        ),
-                        SimDuration::from_nanos(
-                            (b * p.monitor.read_only_interval.as_nanos() as f64) as u64,
-                        ),
-                    )
+                    let ping = uniform_offset(&mut r, p.monitor.ping_interval);
+                    (ping, uniform_offset(&mut r, p.monitor.read_only_interval))
                 }
             };
             sim.schedule(SimTime::ZERO + ping, Event::PingRound);
@@ -294,7 +287,7 @@ impl ProxysqlWorld {
     }
 
     /// Host index by name.
-    pub fn host_index(&self, name: &str) -> u16 {
+    pub(crate) fn host_index(&self, name: &str) -> u16 {
         self.names
             .iter()
             .position(|n| n == name)
@@ -445,7 +438,7 @@ impl ProxysqlWorld {
     /// Fail, now, the statements in flight or hung on entries matching `on` (`shun_and_killall`
     /// kills used connections; a restarted server resets hung ones). With `hung_only`, only
     /// hung statements.
-    pub fn fail_threads_on(
+    pub(crate) fn fail_threads_on(
         &mut self,
         on: impl Fn(&ProxysqlWorld, usize) -> bool,
         hung_only: bool,
@@ -506,7 +499,7 @@ impl ProxysqlWorld {
     }
 
     /// Close the books at the end of the run.
-    pub fn finish(&mut self, end: SimTime) {
+    pub(crate) fn finish(&mut self, end: SimTime) {
         if let Some((tf, _)) = self.first_fault {
             if self.clients.iter().any(|c| c.reader) {
                 let last = self.last_read_ok;

@@ -11,7 +11,8 @@ pub enum Event {
         /// vtgate index.
         g: u16,
     },
-    /// vtgate `g` reloads one shard (`loadTabletsTrigger` after the primary left, ref §B.1).
+    /// vtgate `g` reloads one shard (`loadTabletsTrigger` after the primary left, vitessio/vitess
+    /// `go/vt/discovery/topology_watcher.go`).
     ShardReload {
         /// vtgate index.
         g: u16,

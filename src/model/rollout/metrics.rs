@@ -1,62 +1,56 @@
 //! What one run reports: the metric row, the bursts, and the readable account.
 
 use super::world::{Exposure, RestartRec, RolloutWorld};
-use crate::model::MetricDef;
+use crate::model::MetricSet;
 use crate::sim::{SimDuration, SimTime};
 use std::fmt::Write;
 
-/// The metrics, in the order [`values`] fills them.
-pub fn defs() -> Vec<MetricDef> {
-    vec![
-        MetricDef::indicator("any_error", "1 if any replica read failed"),
-        MetricDef::value("errors", "failed replica reads + failed primary writes"),
-        MetricDef::value("replica_read_errors", "failed replica reads (both causes)"),
-        MetricDef::value(
-            "routed_to_dead_errors",
-            "reads routed to a tablet that died before the vtgate noticed",
-        ),
-        MetricDef::value(
-            "no_healthy_errors",
-            "reads failed with no healthy REPLICA tablet known",
-        ),
-        MetricDef::value("primary_write_errors", "failed primary writes"),
-        MetricDef::value("bursts", "error intervals merged across vtgates"),
-        MetricDef::value("max_burst_duration_s", "longest burst"),
-        MetricDef::value(
-            "exposure_union_s",
-            "time during which at least one vtgate could not serve a replica read",
-        ),
-        MetricDef::value(
-            "exposure_mean_per_vtgate_s",
-            "total exposure (summed over shards) per vtgate",
-        ),
-        MetricDef::value("vtgates_exposed", "vtgates with any exposure"),
-        MetricDef::value("frac_vtgates_exposed", "vtgates_exposed / vtgates"),
-        MetricDef::value(
-            "discovery_lag_mean_s",
-            "mean over (vtgate, restart) of first routing to the new process - serving time",
-        ),
-        MetricDef::value("discovery_lag_max_s", "largest discovery lag"),
-        MetricDef::value(
-            "goodput",
-            "successful / offered replica reads (1 with none offered)",
-        ),
-        MetricDef::value(
-            "rollout_duration_s",
-            "operator start to the last tablet Available",
-        ),
-        MetricDef::value(
-            "topo_polls_per_s",
-            "full topology polls per second, all vtgates",
-        ),
-        MetricDef::value("topo_partial_reloads", "one-shard reloads triggered by PRS"),
-        MetricDef::value("replica_reads", "offered replica reads"),
-        MetricDef::value("events", "events handled"),
-        MetricDef::indicator(
-            "completed",
-            "1 if the rollout and every re-discovery finished before the horizon",
-        ),
-    ]
+crate::metric_set! {
+    /// What one rollout run reports, in this order.
+    pub struct RolloutMetrics {
+        /// 1 if any replica read failed.
+        any_error: Indicator = "1 if any replica read failed",
+        /// Failed replica reads + failed primary writes.
+        errors: Value = "failed replica reads + failed primary writes",
+        /// Failed replica reads (both causes).
+        replica_read_errors: Value = "failed replica reads (both causes)",
+        /// Reads routed to a tablet that died before the vtgate noticed.
+        routed_to_dead_errors: Value = "reads routed to a tablet that died before the vtgate noticed",
+        /// Reads failed with no healthy REPLICA tablet known.
+        no_healthy_errors: Value = "reads failed with no healthy REPLICA tablet known",
+        /// Failed primary writes.
+        primary_write_errors: Value = "failed primary writes",
+        /// Error intervals merged across vtgates.
+        bursts: Value = "error intervals merged across vtgates",
+        /// Longest burst.
+        max_burst_duration_s: Value = "longest burst",
+        /// Time during which at least one vtgate could not serve a replica read.
+        exposure_union_s: Value = "time during which at least one vtgate could not serve a replica read",
+        /// Total exposure (summed over shards) per vtgate.
+        exposure_mean_per_vtgate_s: Value = "total exposure (summed over shards) per vtgate",
+        /// vtgates with any exposure.
+        vtgates_exposed: Value = "vtgates with any exposure",
+        /// `vtgates_exposed` / vtgates.
+        frac_vtgates_exposed: Value = "vtgates_exposed / vtgates",
+        /// Mean over (vtgate, restart) of first routing to the new process - serving time.
+        discovery_lag_mean_s: Value = "mean over (vtgate, restart) of first routing to the new process - serving time",
+        /// Largest discovery lag.
+        discovery_lag_max_s: Value = "largest discovery lag",
+        /// Successful / offered replica reads (1 with none offered).
+        goodput: Value = "successful / offered replica reads (1 with none offered)",
+        /// Operator start to the last tablet Available.
+        rollout_duration_s: Value = "operator start to the last tablet Available",
+        /// Full topology polls per second, all vtgates.
+        topo_polls_per_s: Value = "full topology polls per second, all vtgates",
+        /// One-shard reloads triggered by PRS.
+        topo_partial_reloads: Value = "one-shard reloads triggered by PRS",
+        /// Offered replica reads.
+        replica_reads: Value = "offered replica reads",
+        /// Events handled.
+        handled_events: Value = "events handled",
+        /// 1 if the rollout and every re-discovery finished before the horizon.
+        completed: Indicator = "1 if the rollout and every re-discovery finished before the horizon",
+    }
 }
 
 /// A burst: overlapping (or nearly, `burst_merge_gap`) error intervals of any vtgates.
@@ -129,8 +123,10 @@ pub fn lags(r: &RestartRec) -> impl Iterator<Item = f64> + '_ {
         .map(move |d| d.since(r.serving_at).as_secs_f64())
 }
 
-/// The metric row (order of [`defs`]).
-pub fn values(w: &RolloutWorld, bursts: &[Burst], end: SimTime, events: u64) -> Vec<f64> {
+/// The metrics of a run that ended at `end` (the bursts are the world's, merged when it
+/// finished).
+pub fn values(w: &RolloutWorld, end: SimTime, events: u64) -> RolloutMetrics {
+    let bursts = &w.bursts;
     let m = w.m();
     let read_err = w.reads_dead + w.reads_none;
     let offered = w.reads_ok + read_err;
@@ -161,46 +157,46 @@ pub fn values(w: &RolloutWorld, bursts: &[Burst], end: SimTime, events: u64) -> 
     } else {
         end
     };
-    vec![
-        if read_err > 0 { 1.0 } else { 0.0 },
-        (read_err + w.writes_failed) as f64,
-        read_err as f64,
-        w.reads_dead as f64,
-        w.reads_none as f64,
-        w.writes_failed as f64,
-        bursts.len() as f64,
-        max_burst,
-        union_len(&w.exposures).as_secs_f64(),
-        total_exp / m as f64,
-        exposed as f64,
-        exposed as f64 / m as f64,
-        if lag_n > 0 {
-            lag_sum / lag_n as f64
+    RolloutMetrics {
+        any_error: if read_err > 0 { 1.0 } else { 0.0 },
+        errors: (read_err + w.writes_failed) as f64,
+        replica_read_errors: read_err as f64,
+        routed_to_dead_errors: w.reads_dead as f64,
+        no_healthy_errors: w.reads_none as f64,
+        primary_write_errors: w.writes_failed as f64,
+        bursts: bursts.len() as f64,
+        max_burst_duration_s: max_burst,
+        exposure_union_s: union_len(&w.exposures).as_secs_f64(),
+        exposure_mean_per_vtgate_s: total_exp / m as f64,
+        vtgates_exposed: exposed as f64,
+        frac_vtgates_exposed: exposed as f64 / m as f64,
+        discovery_lag_mean_s: if lag_n > 0 {
+        lag_sum / lag_n as f64
+    } else {
+        0.0
+    },
+        discovery_lag_max_s: lag_max,
+        goodput: if offered > 0 {
+        w.reads_ok as f64 / offered as f64
+    } else {
+        1.0
+    },
+        rollout_duration_s: rollout_end.since(start).as_secs_f64(),
+        topo_polls_per_s: {
+        // Over [0, rollout end]: that window does not depend on the vtgate phases, so the
+        // expected rate is exactly vtgates / refresh interval (no end-of-run bias).
+        let n = w.poll_log.iter().filter(|(_, t)| *t <= rollout_end).count();
+        if rollout_end > SimTime::ZERO {
+            n as f64 / rollout_end.as_secs_f64()
         } else {
             0.0
-        },
-        lag_max,
-        if offered > 0 {
-            w.reads_ok as f64 / offered as f64
-        } else {
-            1.0
-        },
-        rollout_end.since(start).as_secs_f64(),
-        {
-            // Over [0, rollout end]: that window does not depend on the vtgate phases, so the
-            // expected rate is exactly vtgates / refresh interval (no end-of-run bias).
-            let n = w.poll_log.iter().filter(|(_, t)| *t <= rollout_end).count();
-            if rollout_end > SimTime::ZERO {
-                n as f64 / rollout_end.as_secs_f64()
-            } else {
-                0.0
-            }
-        },
-        w.partial_reloads as f64,
-        offered as f64,
-        events as f64,
-        if w.complete() { 1.0 } else { 0.0 },
-    ]
+        }
+    },
+        topo_partial_reloads: w.partial_reloads as f64,
+        replica_reads: offered as f64,
+        handled_events: events as f64,
+        completed: if w.complete() { 1.0 } else { 0.0 },
+    }
 }
 
 fn t(x: SimTime) -> String {
@@ -212,7 +208,8 @@ fn t(x: SimTime) -> String {
 }
 
 /// The readable account of a run (what `vtsim replay` prints).
-pub fn report(w: &RolloutWorld, bursts: &[Burst], metrics: &[f64], digest: &str) -> String {
+pub fn report(w: &RolloutWorld, metrics: &[f64], digest: &str) -> String {
+    let bursts = &w.bursts;
     let mut o = String::new();
     let p = &w.p;
     let _ = writeln!(
@@ -305,7 +302,7 @@ pub fn report(w: &RolloutWorld, bursts: &[Burst], metrics: &[f64], digest: &str)
         );
     }
     let _ = writeln!(o, "\ntotals:");
-    for (d, v) in defs().iter().zip(metrics) {
+    for (d, v) in RolloutMetrics::DEFS.iter().zip(metrics) {
         let _ = writeln!(o, "  {:<28} {}", d.name, v);
     }
     let _ = writeln!(o, "  {:<28} {}", "digest", digest);

@@ -1,4 +1,5 @@
-//! Rolling restarts vs vtgate discovery (`spec/rollout.md`, seed `000_baaf1458e77f4857`).
+//! Rolling restarts vs vtgate discovery (`docs/rollout.md`; the incident is the vitess-operator
+//! report behind PR #797, replayed by `models/incident-000.ron`).
 //!
 //! The vitess-operator restarts one tablet per shard at a time and goes on once the restarted
 //! pod has been Ready for `tablet_available_timeout` (30 s). Each vtgate learns a restarted
@@ -8,24 +9,28 @@
 //! per vtgate, the exposure is the time it cannot serve a replica read; with uniform phases,
 //! two replicas and no other delays its mean per drain is (T − A)² / (2T).
 //!
-//! Where the spec and the code (`reference/vitess-semantics.md`) differ, the code is followed:
+//! Where the incident's account and the code (planetscale/vitess-operator, vitessio/vitess
+//! release-22.0) differ, the code is followed:
 //! - Exposure is "discovery lag − timeout" only to first order: the next drain comes
 //!   `serving_after_publish` (the address is published before the tablet serves), up to one
 //!   readiness-probe period, the timeout and one controller step after the tablet serves, and
-//!   the vtgate can discover the address before the tablet serves (ref §B.1, §D).
+//!   the vtgate can discover the address before the tablet serves (vitessio/vitess
+//!   `go/vt/discovery/topology_watcher.go`, `docs/rollout.md`, the derived timing model).
 //! - After PRS, a vtgate with no health stream to the new primary reloads the shard at once
-//!   (`loadTabletsTrigger`, ref §B.1), which also discovers any replica it had missed. A vtgate
-//!   that knows the new primary does not, so the seed's burst 2 (the old primary drained while
+//!   (`loadTabletsTrigger`, vitessio/vitess `go/vt/discovery/topology_watcher.go`), which also
+//!   discovers any replica it had missed. A vtgate
+//!   that knows the new primary does not, so the incident's burst 2 (the old primary drained while
 //!   two vtgates still missed replica B) happens when PRS promotes the replica restarted first.
 //!   In the code this is a race, and the model picks one outcome: `reparentTablets` starts
 //!   `SetReplicationSource` on the old primary (which turns it REPLICA at once) before
 //!   `PromoteReplica` on the new one (planned_reparenter.go), so a vtgate may see the old
 //!   primary's REPLICA update while it knows no PRIMARY and reload too (healthcheck.go), which
-//!   would remove burst 2. The seed's burst 2 supports the outcome modelled here.
+//!   would remove burst 2. The incident's burst 2 supports the outcome modelled here.
 //! - A restarted tablet's health stream answers only from its first serving state (vttablet
 //!   starts its gRPC server after `tmState.Open`), though its record is published earlier.
-//! - Primary writes are buffered during PRS (`enable_buffer`, 10 s, set by the operator, ref
-//!   §A.1), so they fail only when the primary outage at a vtgate exceeds the buffer window.
+//! - Primary writes are buffered during PRS (`enable_buffer`, 10 s, set by the operator:
+//!   vitess-operator `pkg/controller/vitessshard/reconcile_tablets.go`), so they fail only when
+//!   the primary outage at a vtgate exceeds the buffer window.
 //!
 //! Not modelled: Kubernetes' 1 s resolution of the Ready `LastTransitionTime` (Available may
 //! come up to 1 s earlier in reality), the lameduck period between SIGTERM and NOT_SERVING
@@ -46,8 +51,10 @@
 //! event (`Drain { tablet }`, `HealthPush { primary }`).
 //!
 //! Files: [`params`] (every parameter, default and source), [`event`], [`world`] (state and
-//! dispatch), [`tablet`], [`vtgate`], [`operator`], [`workload`], [`metrics`].
+//! dispatch), [`tablet`], [`vtgate`], [`operator`], [`workload`], [`metrics`], and [`advise`]
+//! (`vtsim advise`: the smallest `tablet_available_timeout` below a risk target).
 
+pub mod advise;
 pub mod event;
 pub mod metrics;
 pub mod operator;
@@ -64,16 +71,18 @@ pub use params::{
 };
 pub use world::{Exposure, RestartRec, RolloutWorld};
 
-use super::{close_run, MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::SimTime;
+use super::{Model, Run, RunOptions};
+use crate::model::kit::Checked;
+use crate::sim::{Draws, RunEnd, SimTime, Simulation, Trace};
 
 /// The rollout model.
 pub struct Rollout;
 
-/// Everything one run produced, for tests and tools that need more than the metric row.
-pub struct RolloutRun {
-    /// The metric row, digest and report.
-    pub output: RunOutput,
+/// One rollout run: its output and its [`RolloutDetail`].
+pub type RolloutRun = Run<Rollout>;
+
+/// What a rollout run keeps besides the metric row, for tests and tools.
+pub struct RolloutDetail {
     /// Every restart with its times and per-vtgate discovery.
     pub restarts: Vec<RestartRec>,
     /// Every exposure interval.
@@ -82,11 +91,9 @@ pub struct RolloutRun {
     pub bursts: Vec<Burst>,
     /// Every full topology poll (vtgate, time).
     pub poll_log: Vec<(u16, SimTime)>,
-    /// When the run ended.
-    pub end: SimTime,
 }
 
-impl RolloutRun {
+impl RolloutDetail {
     /// Discovery lags in seconds, `[restart][vtgate]` (`None`: not discovered).
     pub fn lags_s(&self) -> Vec<Vec<Option<f64>>> {
         self.restarts
@@ -103,38 +110,40 @@ impl RolloutRun {
 
 /// Simulate one run and keep its details.
 pub fn run_detailed(p: &RolloutParams, seed: u64, opts: RunOptions) -> RolloutRun {
-    let mut sim = RolloutWorld::simulation(p, seed, opts.trace);
-    sim.run_until(SimTime::ZERO + p.horizon);
-    let (end, events) = (sim.now(), sim.events());
-    // The open intervals close with Poisson draws: before the digest is taken.
-    let (w, mut draws) = sim.world_and_draws();
-    w.finish(&mut draws);
-    let w = &sim.world;
-    let bursts = metrics::bursts(&w.exposures, p.workload.burst_merge_gap);
-    let values = metrics::values(w, &bursts, end, events);
-    let (w, fin) = close_run(sim, &metrics::defs(), values);
-    let report = opts
-        .report
-        .then(|| metrics::report(&w, &bursts, &fin.metrics, &fin.digest));
-    RolloutRun {
-        output: RunOutput::new(fin, report, vec![]),
-        restarts: w.restarts,
-        exposures: w.exposures,
-        bursts,
-        poll_log: w.poll_log,
-        end,
-    }
+    super::run_detailed(p, seed, opts)
 }
 
 impl Model for Rollout {
     type Params = RolloutParams;
-    fn validate(p: &RolloutParams) -> Result<(), (String, String)> {
+    type World = RolloutWorld;
+    type Metrics = metrics::RolloutMetrics;
+    type Detail = RolloutDetail;
+    fn validate(p: &RolloutParams) -> Checked {
         p.check()
     }
-    fn metric_defs() -> Vec<MetricDef> {
-        metrics::defs()
+    fn simulation(p: &RolloutParams, seed: u64, trace: Trace, _logs: bool) -> Simulation<Self::World> {
+        RolloutWorld::simulation(p, seed, trace)
     }
-    fn run(p: &RolloutParams, seed: u64, opts: RunOptions) -> RunOutput {
-        run_detailed(p, seed, opts).output
+    fn horizon(p: &RolloutParams, _w: &RolloutWorld) -> SimTime {
+        SimTime::ZERO + p.horizon
+    }
+    /// The open intervals close with Poisson draws; the bursts merge the exposures.
+    fn finish(p: &RolloutParams, w: &mut RolloutWorld, mut draws: Draws<'_>) {
+        w.finish(&mut draws);
+        w.bursts = metrics::bursts(&w.exposures, p.workload.burst_merge_gap);
+    }
+    fn metrics(_p: &RolloutParams, w: &RolloutWorld, end: SimTime, events: u64) -> Self::Metrics {
+        metrics::values(w, end, events)
+    }
+    fn report(_p: &RolloutParams, w: &RolloutWorld, run: &RunEnd) -> String {
+        metrics::report(w, &run.metrics, &run.digest)
+    }
+    fn detail(_p: &RolloutParams, w: RolloutWorld, _end: SimTime) -> RolloutDetail {
+        RolloutDetail {
+            restarts: w.restarts,
+            exposures: w.exposures,
+            bursts: w.bursts,
+            poll_log: w.poll_log,
+        }
     }
 }

@@ -1,8 +1,10 @@
-//! The vitess-operator rolling restart (ref §A.2), per shard: one tablet at a time, every
+//! The vitess-operator rolling restart (vitess-operator
+//! `pkg/controller/vitessshard/reconcile_rollout.go`), per shard: one tablet at a time, every
 //! tablet Available before the next release; replicas first in a seeded random order (a Go
 //! map walk), then PlannedReparentShard to a Ready replica, the demoted primary serves as a
 //! REPLICA for `prs_replica_window`, and is restarted last. Shards roll in parallel
-//! (ref §A.0) unless `parallel_shards` is false.
+//! (vitess-operator `pkg/controller/vitesskeyspace/reconcile_shards.go`) unless `parallel_shards`
+//! is false.
 //!
 //! Controller round trips between Available and the next SIGTERM are one `step_latency` draw.
 
@@ -120,7 +122,8 @@ impl RolloutWorld {
 
     /// PRS ends: the candidate is PRIMARY, the old primary a serving REPLICA. A vtgate that
     /// has no health stream to the new primary sees its PRIMARY entry vanish and reloads the
-    /// shard from the topology (`loadTabletsTrigger`, ref §B.1, PR #12893).
+    /// shard from the topology (`loadTabletsTrigger`, vitessio/vitess
+    /// `go/vt/discovery/topology_watcher.go`, PR #12893).
     pub(super) fn on_prs_end(&mut self, now: SimTime, shard: usize, s: &mut Scheduler<Event>) {
         let (old, new) = {
             let op = &self.shard_ops[shard];

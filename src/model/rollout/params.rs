@@ -1,100 +1,95 @@
 //! Parameters of the rollout model, with their real defaults and where each comes from.
 //!
-//! Sources are cited as `ref §X` (`reference/vitess-semantics.md`), `spec` (`spec/rollout.md`)
-//! and `seed` (`seeds/000_baaf1458e77f4857.txt`). Values marked *\[inferred\]* are not in any
-//! code; they are the reference's reading of runtime behaviour, or a modelling choice.
+//! Sources are cited by upstream repository, file and function (planetscale/vitess-operator,
+//! vitessio/vitess release-22.0), `docs/rollout.md`, and "the incident": the vitess-operator
+//! report that `tabletAvailableSeconds` (30 s, hard-coded) is shorter than vtgate's 1 m
+//! `--tablet_refresh_interval`, which led to PR #797, and whose rolling restart
+//! `models/incident-000.ron` replays. Values marked *\[inferred\]* are not in any code; they
+//! are a reading of runtime behaviour, or a modelling choice.
 //!
 //! Every enum is internally tagged (`kind`), so a sweep can override a field through a JSON
 //! tree and back: `phase: (kind: "Clustered", window: "20s")`.
 
 pub use crate::model::dist::DurationDist;
 use crate::sim::SimDuration;
+use crate::model::kit::{count, fail, positive, Checked};
 use serde::{Deserialize, Serialize};
 
-/// Parameters of the rollout model (`spec/rollout.md`).
+/// Parameters of the rollout model (`docs/rollout.md`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct RolloutParams {
-    /// Number of vtgates watching the cell (seed: 10 vtgate pods).
-    #[serde(default = "d_vtgates")]
+    /// Number of vtgates watching the cell (the incident: 10 vtgate pods).
     pub vtgates: u32,
     /// Number of shards; all shards roll in parallel unless `operator.parallel_shards` is false
-    /// (ref §A.0: every shard cascades independently). Default 1 (seed).
-    #[serde(default = "d_one")]
+    /// (vitess-operator `pkg/controller/vitesskeyspace/reconcile_shards.go`: every shard cascades
+    /// independently). Default 1 (the incident).
     pub shards: u32,
-    /// REPLICA tablets per shard besides the primary (spec: default R = 2; seed: replicas A, B).
-    #[serde(default = "d_replicas")]
+    /// REPLICA tablets per shard besides the primary (`docs/rollout.md`: default R = 2; the
+    /// incident: replicas A, B).
     pub replicas_per_shard: u32,
     /// vtgate topology watcher and health check.
-    #[serde(default)]
     pub vtgate: VtgateParams,
     /// Tablet restart lifecycle.
-    #[serde(default)]
     pub tablets: TabletParams,
     /// vitess-operator rolling restart.
-    #[serde(default)]
     pub operator: OperatorParams,
     /// Replica reads and primary writes.
-    #[serde(default)]
     pub workload: WorkloadParams,
     /// Stop the run here even if the rollout or the re-discovery is not complete.
-    #[serde(default = "d_horizon")]
     pub horizon: SimDuration,
 }
 
 /// The vtgate side: topology watcher, health streams, buffering.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct VtgateParams {
     /// `--tablet_refresh_interval`: period of the topology watcher's ticker. Default 1m on
-    /// every release 15.0-23.0 and main (ref §B.1, `healthcheck.go` L181-186); the operator does
-    /// not set it (ref §A.1).
-    #[serde(default = "d_refresh")]
+    /// every release 15.0-23.0 and main (vitessio/vitess `go/vt/discovery/topology_watcher.go`,
+    /// `healthcheck.go` L181-186); the operator does
+    /// not set it (vitess-operator `pkg/controller/vitessshard/reconcile_tablets.go`).
     pub tablet_refresh_interval: SimDuration,
-    /// When each vtgate's ticker fires relative to the others (ref §B.1: a fixed-phase ticker
+    /// When each vtgate's ticker fires relative to the others (vitessio/vitess
+    /// `go/vt/discovery/topology_watcher.go`: a fixed-phase ticker
     /// from the watcher's start time; "draw the phase per vtgate as U[0, interval)").
-    #[serde(default)]
     pub phase: Phase,
     /// Extra delay added to each poll, uniform in [0, poll_jitter), without moving the ticker.
-    /// Default 0: the code has no jitter (ref §B.1 "No jitter").
-    #[serde(default)]
+    /// Default 0: the code has no jitter (vitessio/vitess `go/vt/discovery/topology_watcher.go`
+    /// runs a plain ticker).
     pub poll_jitter: SimDuration,
-    /// Time for one topology read (one `List(TabletsPath)`, ref §B.1); it delays the health
+    /// Time for one topology read (one `List(TabletsPath)`, vitessio/vitess
+    /// `go/vt/discovery/topology_watcher.go`); it delays the health
     /// checks a poll starts. Default 0 *[inferred: a few ms for etcd]*.
-    #[serde(default)]
     pub topo_read_latency: SimDuration,
     /// A tablet's serving/not-serving/type change reaches each vtgate after this delay
-    /// (push-based stream, "a few ms", ref §B.2 "How fast NOT_SERVING reaches vtgate";
-    /// §D says ~0.05 s after SIGTERM). Default 50ms.
-    #[serde(default = "d_50ms")]
+    /// (push-based stream, "a few ms": vitessio/vitess `go/vt/discovery/tablet_health_check.go`;
+    /// the derived timing model of `docs/rollout.md` says ~0.05 s after SIGTERM). Default 50ms.
     pub health_stream_delay: SimDuration,
     /// From `AddTablet` to the first health response (dial + one RTT; the tablet sends its
-    /// state on subscribe, ref §B.2 "Tablet side"). Default 10ms *\[inferred\]*.
-    #[serde(default = "d_10ms")]
+    /// state on subscribe: vitessio/vitess `go/vt/vttablet/tabletserver` `StreamHealth`).
+    /// Default 10ms *\[inferred\]*.
     pub first_health_delay: SimDuration,
     /// `--healthcheck_retry_delay`: first reconnect backoff, doubling after each failure
-    /// (ref §B.2: vtgate default 2 ms, not the 5 s constant). Used only when a restarted
+    /// (vitessio/vitess `go/vt/discovery/tablet_health_check.go`: vtgate default 2 ms, not the 5 s
+    /// constant). Used only when a restarted
     /// tablet keeps its address.
-    #[serde(default = "d_2ms")]
     pub health_check_retry_delay: SimDuration,
-    /// `--healthcheck_timeout`: the cap of the reconnect backoff (ref §B.2, default 1m).
-    #[serde(default = "d_refresh")]
+    /// `--healthcheck_timeout`: the cap of the reconnect backoff (vitessio/vitess
+    /// `go/vt/discovery/tablet_health_check.go`, default 1m).
     pub healthcheck_timeout: SimDuration,
     /// `--enable_buffer`: primary writes are buffered during a failover (the operator sets it
-    /// to true, ref §A.1 vtgate flags).
-    #[serde(default = "d_true")]
+    /// to true, vitess-operator `pkg/controller/vitessshard/reconcile_tablets.go` vtgate flags).
     pub enable_buffer: bool,
     /// `--buffer_max_failover_duration`: a primary outage longer than this fails the buffered
-    /// writes (the operator sets 10s, ref §A.1).
-    #[serde(default = "d_10s")]
+    /// writes (the operator sets 10s, vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_tablets.go`).
     pub buffer_max_failover_duration: SimDuration,
     /// Which vtgates reload the shard from the topology when PRS ends. In the code this is a
     /// race (`reparentTablets` turns the old primary REPLICA before promoting the new one, and
     /// `loadTabletsTrigger` fires on a PRIMARY→REPLICA update while no PRIMARY is known,
-    /// healthcheck.go): `UnknownPrimaryOnly` (default; what the seed's second burst shows)
+    /// healthcheck.go): `UnknownPrimaryOnly` (default; what the incident's second burst shows)
     /// reloads only in vtgates with no health stream to the new primary; `AllVtgates` in every
     /// vtgate, which also finds any replica a vtgate had missed.
-    #[serde(default)]
     pub prs_reload: PrsReload,
 }
 
@@ -109,7 +104,7 @@ pub enum PrsReload {
     AllVtgates,
 }
 
-/// How the vtgates' poll phases are drawn (`spec` Components, Vtgate).
+/// How the vtgates' poll phases are drawn (`docs/rollout.md`, vtgate).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(tag = "kind", deny_unknown_fields)]
 pub enum Phase {
@@ -117,7 +112,7 @@ pub enum Phase {
     #[default]
     Uniform,
     /// vtgates started within a deploy window: phase = (base + U[0, window)) mod T with one
-    /// fleet-wide base U[0, T) (the seed: 9 of 10 discovered within 44-51 s).
+    /// fleet-wide base U[0, T) (the incident: 9 of 10 discovered within 44-51 s).
     Clustered {
         /// Width of the deploy window.
         window: SimDuration,
@@ -131,85 +126,89 @@ pub enum Phase {
 
 /// Tablet restart lifecycle: Serving → drain → Down → address published → Serving → Ready.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct TabletParams {
-    /// From SIGTERM (tablet stops serving at once, ref §B.3) to the pod being gone: lameduck
-    /// 50 ms + `shutdown_grace_period` ≤ 3 s + mysqld shutdown (ref §B.3, §D "pod object
+    /// From SIGTERM (tablet stops serving at once, vitessio/vitess `go/vt/servenv/run.go`,
+    /// `go/vt/vttablet/tabletserver/state_manager.go`) to the pod being gone: lameduck
+    /// 50 ms + `shutdown_grace_period` ≤ 3 s + mysqld shutdown (vitessio/vitess
+    /// `go/vt/servenv/run.go`, `go/vt/vttablet/tabletserver/state_manager.go`, `docs/rollout.md`,
+    /// the derived timing model "pod object
     /// gone: variable"). Default Uniform(3s, 10s) *\[inferred\]*.
-    #[serde(default = "d_drain_grace")]
     pub drain_grace: DurationDist,
     /// From the old pod being gone to the new vttablet writing its new address in the topology
-    /// (`initTablet` runs early, ref §B.1 "Important for restarts"): scheduling, image, mysqld
+    /// (`initTablet` runs early in vttablet's start-up, which is why a restarted tablet's new
+    /// address is in the topology before it serves): scheduling, image, mysqld
     /// start. Default 10s + Exp(mean 10s) *\[inferred\]*.
-    #[serde(default = "d_restart")]
     pub restart: DurationDist,
     /// From the address being published to the tablet serving (restore, replication init;
-    /// ref §D t_s ≥ t_w). Default Uniform(2s, 8s) *\[inferred\]*.
-    #[serde(default = "d_serve_after")]
+    /// `docs/rollout.md`, the derived timing model t_s ≥ t_w). Default Uniform(2s, 8s)
+    /// *\[inferred\]*.
     pub serving_after_publish: DurationDist,
     /// Kubernetes readiness probe period of the vttablet container (`/healthz`; the operator
-    /// sets no timing, so the k8s default 10 s applies, ref §A.1). Probes run every period from
+    /// sets no timing, so the k8s default 10 s applies, vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_tablets.go`). Probes run every period from
     /// a phase drawn U[0, period) per restart, so Ready lags serving by 0-10 s. `0s` = Ready the
     /// instant the tablet serves.
-    #[serde(default = "d_10s")]
     pub readiness_probe_period: SimDuration,
     /// Readiness flaps (Ready lost briefly) per hour while the operator waits for Available;
-    /// each restarts the Available timer (Ready LastTransitionTime moves, ref §A.1). Default 0.
-    #[serde(default)]
+    /// each restarts the Available timer (Ready LastTransitionTime moves, vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_tablets.go`). Default 0.
     pub readiness_flaps_per_hour: f64,
     /// How long a flap keeps the pod not-Ready (Ready returns at the next probe after it;
-    /// k8s failureThreshold 3 × 10 s, ref §A.1). Default 30s.
-    #[serde(default = "d_30s")]
+    /// k8s failureThreshold 3 × 10 s, vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_tablets.go`). Default 30s.
     pub readiness_flap_duration: SimDuration,
-    /// A restarted pod keeps its address (false on k8s: `tablet_hostname=$(POD_IP)`, ref §A.1).
+    /// A restarted pod keeps its address (false on k8s: `tablet_hostname=$(POD_IP)`,
+    /// vitess-operator `pkg/controller/vitessshard/reconcile_tablets.go`).
     /// When true, a vtgate whose health check was not dropped by a poll finds the tablet again
-    /// through the health check's retry backoff (ref §B.2 step 6).
-    #[serde(default)]
+    /// through the health check's retry backoff (vitessio/vitess
+    /// `go/vt/discovery/tablet_health_check.go` step 6).
     pub keep_address_on_restart: bool,
 }
 
-/// vitess-operator rolling restart (ref §A.2).
+/// vitess-operator rolling restart (vitess-operator
+/// `pkg/controller/vitessshard/reconcile_rollout.go`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct OperatorParams {
     /// `tabletAvailableSeconds`: a restarted pod is Available once Ready continuously for this
     /// long; only then is the next tablet released (hard-coded 30 s, `reconcile_tablets.go`
-    /// L47-53, ref §A.1; PR #797 would make it 2 × refresh interval = 120 s).
-    #[serde(default = "d_30s")]
+    /// L47-53, vitess-operator `pkg/controller/vitessshard/reconcile_tablets.go`; PR #797 would
+    /// make it 2 × refresh interval = 120 s).
     pub tablet_available_timeout: SimDuration,
     /// From Available (or PRS end) to the next tablet's SIGTERM: release, drain started, ack,
-    /// finish, delete are 4-5 controller round trips (ref §A.2 "Controller step latency":
-    /// sub-second to a few seconds). Default Uniform(500ms, 3s) *\[inferred\]*.
-    #[serde(default = "d_step")]
+    /// finish, delete are 4-5 controller round trips (vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_rollout.go`; each step is a reconcile, sub-second
+    /// to a few seconds). Default Uniform(500ms, 3s) *\[inferred\]*.
     pub step_latency: DurationDist,
-    /// The order in which a shard's replicas restart (ref §A.2 step 3(b): a Go map walk, random).
-    #[serde(default)]
+    /// The order in which a shard's replicas restart (vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_rollout.go` step 3(b): a Go map walk, random).
     pub replica_order: ReplicaOrder,
     /// Which replica PRS promotes. The code picks the most advanced GTID position among Ready
-    /// REPLICAs (ref §A.2 step 4.5); in a quiet shard all are caught up, so default `Random`.
-    #[serde(default)]
+    /// REPLICAs (vitess-operator `pkg/controller/vitessshard/reconcile_rollout.go` step 4.5); in a
+    /// quiet shard all are caught up, so default `Random`.
     pub prs_candidate: PrsCandidate,
     /// PlannedReparentShard duration: from the old primary stopping serving as primary to the
-    /// new one serving (candidate query ≤ 2 s, PRS ≤ 30 s, ref §A.2). Default Uniform(1s, 5s)
+    /// new one serving (candidate query ≤ 2 s, PRS ≤ 30 s, vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_rollout.go`). Default Uniform(1s, 5s)
     /// *\[inferred\]*.
-    #[serde(default = "d_prs")]
     pub prs_duration: DurationDist,
     /// How long the demoted primary serves as a REPLICA before its SIGTERM (one more drain pass
-    /// marks it Finished, then the shard controller deletes it; ref §A.2 step 4.5; seed
+    /// marks it Finished, then the shard controller deletes it; vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_rollout.go` step 4.5; seed
     /// burst 2). Default 2s *[inferred: one or two controller hops]*.
-    #[serde(default = "d_prs_window")]
     pub prs_replica_window: SimDuration,
-    /// Shards roll at the same time (true, ref §A.0: keyspace controller cascades every shard)
+    /// Shards roll at the same time (true, vitess-operator
+    /// `pkg/controller/vitesskeyspace/reconcile_shards.go`: keyspace controller cascades every
+    /// shard)
     /// or one after the other.
-    #[serde(default = "d_true")]
     pub parallel_shards: bool,
     /// Restart the primary too (PRS, then the old primary). False models a change scheduled on
-    /// the replicas only (ref §A.2 step 3: only scheduled pods roll); used for the peer
+    /// the replicas only (vitess-operator `pkg/controller/vitessshard/reconcile_rollout.go` step
+    /// 3: only scheduled pods roll); used for the peer
     /// comparison, whose rollout restarts replicas only.
-    #[serde(default = "d_true")]
     pub restart_primary: bool,
     /// When the rollout starts (first release = start + one step latency). Default 0s.
-    #[serde(default)]
     pub start_at: SimDuration,
 }
 
@@ -231,7 +230,7 @@ pub enum PrsCandidate {
     /// Uniform among the shard's replicas (all equally advanced).
     #[default]
     Random,
-    /// The replica restarted first in this rollout (the seed's replica A).
+    /// The replica restarted first in this rollout (the incident's replica A).
     FirstRestarted,
     /// The replica restarted last.
     LastRestarted,
@@ -239,21 +238,17 @@ pub enum PrsCandidate {
 
 /// The client load through each vtgate.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct WorkloadParams {
     /// Replica reads per second through each vtgate (Poisson), spread uniformly over shards.
     /// Default 50 *[illustrative: no source]*; the incident model uses the rate that gives the
-    /// seed's burst sizes.
-    #[serde(default = "d_reads")]
+    /// incident's burst sizes.
     pub replica_read_rps: f64,
     /// Primary writes per second through each vtgate (Poisson). Default 10 *\[illustrative\]*.
-    #[serde(default = "d_writes")]
     pub primary_write_rps: f64,
     /// Fast (Poisson counts over state intervals) or per-query (one event per query).
-    #[serde(default)]
     pub mode: WorkloadMode,
     /// Error intervals (of any vtgate) closer than this are one burst. Default 1s.
-    #[serde(default = "d_1s")]
     pub burst_merge_gap: SimDuration,
 }
 
@@ -269,95 +264,20 @@ pub enum WorkloadMode {
     PerQuery,
 }
 
-fn d_vtgates() -> u32 {
-    10
-}
-fn d_one() -> u32 {
-    1
-}
-fn d_replicas() -> u32 {
-    2
-}
-fn d_true() -> bool {
-    true
-}
-fn d_horizon() -> SimDuration {
-    SimDuration::from_secs(6 * 3600)
-}
-fn d_refresh() -> SimDuration {
-    SimDuration::from_secs(60)
-}
-fn d_50ms() -> SimDuration {
-    SimDuration::from_millis(50)
-}
-fn d_10ms() -> SimDuration {
-    SimDuration::from_millis(10)
-}
-fn d_2ms() -> SimDuration {
-    SimDuration::from_millis(2)
-}
-fn d_1s() -> SimDuration {
-    SimDuration::from_secs(1)
-}
-fn d_10s() -> SimDuration {
-    SimDuration::from_secs(10)
-}
-fn d_30s() -> SimDuration {
-    SimDuration::from_secs(30)
-}
-fn d_drain_grace() -> DurationDist {
-    DurationDist::Uniform {
-        min: SimDuration::from_secs(3),
-        max: SimDuration::from_secs(10),
-    }
-}
-fn d_restart() -> DurationDist {
-    DurationDist::ShiftedExponential {
-        min: SimDuration::from_secs(10),
-        mean: SimDuration::from_secs(10),
-    }
-}
-fn d_serve_after() -> DurationDist {
-    DurationDist::Uniform {
-        min: SimDuration::from_secs(2),
-        max: SimDuration::from_secs(8),
-    }
-}
-fn d_step() -> DurationDist {
-    DurationDist::Uniform {
-        min: SimDuration::from_millis(500),
-        max: SimDuration::from_secs(3),
-    }
-}
-fn d_prs() -> DurationDist {
-    DurationDist::Uniform {
-        min: SimDuration::from_secs(1),
-        max: SimDuration::from_secs(5),
-    }
-}
-fn d_prs_window() -> SimDuration {
-    SimDuration::from_secs(2)
-}
-fn d_reads() -> f64 {
-    50.0
-}
-fn d_writes() -> f64 {
-    10.0
-}
 
 impl Default for VtgateParams {
     fn default() -> Self {
         VtgateParams {
-            tablet_refresh_interval: d_refresh(),
+            tablet_refresh_interval: SimDuration::from_secs(60),
             phase: Phase::Uniform,
             poll_jitter: SimDuration::ZERO,
             topo_read_latency: SimDuration::ZERO,
-            health_stream_delay: d_50ms(),
-            first_health_delay: d_10ms(),
-            health_check_retry_delay: d_2ms(),
-            healthcheck_timeout: d_refresh(),
+            health_stream_delay: SimDuration::from_millis(50),
+            first_health_delay: SimDuration::from_millis(10),
+            health_check_retry_delay: SimDuration::from_millis(2),
+            healthcheck_timeout: SimDuration::from_secs(60),
             enable_buffer: true,
-            buffer_max_failover_duration: d_10s(),
+            buffer_max_failover_duration: SimDuration::from_secs(10),
             prs_reload: PrsReload::default(),
         }
     }
@@ -366,12 +286,21 @@ impl Default for VtgateParams {
 impl Default for TabletParams {
     fn default() -> Self {
         TabletParams {
-            drain_grace: d_drain_grace(),
-            restart: d_restart(),
-            serving_after_publish: d_serve_after(),
-            readiness_probe_period: d_10s(),
+            drain_grace: DurationDist::Uniform {
+        min: SimDuration::from_secs(3),
+        max: SimDuration::from_secs(10),
+    },
+            restart: DurationDist::ShiftedExponential {
+        min: SimDuration::from_secs(10),
+        mean: SimDuration::from_secs(10),
+    },
+            serving_after_publish: DurationDist::Uniform {
+        min: SimDuration::from_secs(2),
+        max: SimDuration::from_secs(8),
+    },
+            readiness_probe_period: SimDuration::from_secs(10),
             readiness_flaps_per_hour: 0.0,
-            readiness_flap_duration: d_30s(),
+            readiness_flap_duration: SimDuration::from_secs(30),
             keep_address_on_restart: false,
         }
     }
@@ -380,12 +309,18 @@ impl Default for TabletParams {
 impl Default for OperatorParams {
     fn default() -> Self {
         OperatorParams {
-            tablet_available_timeout: d_30s(),
-            step_latency: d_step(),
+            tablet_available_timeout: SimDuration::from_secs(30),
+            step_latency: DurationDist::Uniform {
+        min: SimDuration::from_millis(500),
+        max: SimDuration::from_secs(3),
+    },
             replica_order: ReplicaOrder::Random,
             prs_candidate: PrsCandidate::Random,
-            prs_duration: d_prs(),
-            prs_replica_window: d_prs_window(),
+            prs_duration: DurationDist::Uniform {
+        min: SimDuration::from_secs(1),
+        max: SimDuration::from_secs(5),
+    },
+            prs_replica_window: SimDuration::from_secs(2),
             parallel_shards: true,
             restart_primary: true,
             start_at: SimDuration::ZERO,
@@ -396,10 +331,10 @@ impl Default for OperatorParams {
 impl Default for WorkloadParams {
     fn default() -> Self {
         WorkloadParams {
-            replica_read_rps: d_reads(),
-            primary_write_rps: d_writes(),
+            replica_read_rps: 50.0,
+            primary_write_rps: 10.0,
             mode: WorkloadMode::Fast,
-            burst_merge_gap: d_1s(),
+            burst_merge_gap: SimDuration::from_secs(1),
         }
     }
 }
@@ -407,20 +342,16 @@ impl Default for WorkloadParams {
 impl Default for RolloutParams {
     fn default() -> Self {
         RolloutParams {
-            vtgates: d_vtgates(),
+            vtgates: 10,
             shards: 1,
-            replicas_per_shard: d_replicas(),
+            replicas_per_shard: 2,
             vtgate: VtgateParams::default(),
             tablets: TabletParams::default(),
             operator: OperatorParams::default(),
             workload: WorkloadParams::default(),
-            horizon: d_horizon(),
+            horizon: SimDuration::from_secs(6 * 3600),
         }
     }
-}
-
-fn err<T>(path: &str, expected: &str) -> Result<T, (String, String)> {
-    Err((path.to_string(), expected.to_string()))
 }
 
 impl RolloutParams {
@@ -441,25 +372,19 @@ impl RolloutParams {
         self
     }
 
-    /// Check what serde cannot. `Err((field path, what was expected))`.
-    pub fn check(&self) -> Result<(), (String, String)> {
-        if self.vtgates == 0 {
-            return err("vtgates", "at least 1 vtgate");
-        }
-        if self.vtgates > u16::MAX as u32 {
-            return err("vtgates", "at most 65535 vtgates");
-        }
-        if self.shards == 0 {
-            return err("shards", "at least 1 shard");
-        }
+    /// Check what serde cannot; the error names the field.
+    pub fn check(&self) -> Checked {
+        let vtgates = ("vtgate", "vtgates");
+        count("vtgates", self.vtgates.into(), (1, u16::MAX.into()), vtgates)?;
+        count("shards", self.shards.into(), (1, u64::MAX), ("shard", "shards"))?;
         if self.replicas_per_shard == 0 {
-            return err(
+            return fail(
                 "replicas_per_shard",
                 "at least 1 replica (a lone primary is deleted without PRS; not modelled)",
             );
         }
         if (self.shards as u64) * (self.replicas_per_shard as u64 + 1) > u16::MAX as u64 {
-            return err(
+            return fail(
                 "shards",
                 "shards × (replicas_per_shard + 1) ≤ 65535 tablets",
             );
@@ -467,7 +392,7 @@ impl RolloutParams {
         // Each vtgate keeps a health check per tablet: bound the pairs so a run fits in memory.
         let tablets = self.shards as u64 * (self.replicas_per_shard as u64 + 1);
         if self.vtgates as u64 * tablets > 10_000_000 {
-            return err(
+            return fail(
                 "vtgates",
                 "vtgates × tablets ≤ 1e7 (health checks, one per vtgate and tablet)",
             );
@@ -476,10 +401,10 @@ impl RolloutParams {
         let t = v.tablet_refresh_interval;
         // A shorter period would only make runs of millions of polls; vtgate takes seconds.
         if t < SimDuration::from_millis(100) {
-            return err("vtgate.tablet_refresh_interval", "a duration >= 100ms");
+            return fail("vtgate.tablet_refresh_interval", "a duration >= 100ms");
         }
         if v.poll_jitter >= t {
-            return err(
+            return fail(
                 "vtgate.poll_jitter",
                 "a duration < vtgate.tablet_refresh_interval",
             );
@@ -488,33 +413,29 @@ impl RolloutParams {
             Phase::Uniform => {}
             Phase::Clustered { window } => {
                 if *window == SimDuration::ZERO {
-                    return err("vtgate.phase.window", "a duration > 0");
+                    return fail("vtgate.phase.window", "a duration > 0");
                 }
             }
             Phase::Explicit { offsets } => {
                 if offsets.len() != self.vtgates as usize {
-                    return Err((
-                        "vtgate.phase.offsets".into(),
+                    return fail(
+                        "vtgate.phase.offsets",
                         format!(
                             "one offset per vtgate ({} offsets, found {})",
                             self.vtgates,
                             offsets.len()
-                        ),
-                    ));
+                        ));
                 }
                 if let Some(i) = offsets.iter().position(|o| *o >= t) {
-                    return Err((
+                    return fail(
                         format!("vtgate.phase.offsets[{i}]"),
-                        "an offset < vtgate.tablet_refresh_interval".into(),
-                    ));
+                        "an offset < vtgate.tablet_refresh_interval");
                 }
             }
         }
-        if v.health_check_retry_delay == SimDuration::ZERO {
-            return err("vtgate.health_check_retry_delay", "a duration > 0");
-        }
+        positive("vtgate.health_check_retry_delay", v.health_check_retry_delay)?;
         if v.healthcheck_timeout < v.health_check_retry_delay {
-            return err(
+            return fail(
                 "vtgate.healthcheck_timeout",
                 "a duration >= vtgate.health_check_retry_delay",
             );
@@ -525,7 +446,7 @@ impl RolloutParams {
         tb.serving_after_publish
             .check("tablets.serving_after_publish")?;
         if !(tb.readiness_flaps_per_hour >= 0.0 && tb.readiness_flaps_per_hour.is_finite()) {
-            return err("tablets.readiness_flaps_per_hour", "a finite rate >= 0");
+            return fail("tablets.readiness_flaps_per_hour", "a finite rate >= 0");
         }
         let o = &self.operator;
         o.step_latency.check("operator.step_latency")?;
@@ -533,42 +454,38 @@ impl RolloutParams {
         let w = &self.workload;
         // Query counts are u64 sums of Poisson draws: keep them far from overflow.
         if !(w.replica_read_rps >= 0.0 && w.replica_read_rps <= 1e7) {
-            return err(
+            return fail(
                 "workload.replica_read_rps",
                 "a rate between 0 and 1e7 per second",
             );
         }
         if !(w.primary_write_rps >= 0.0 && w.primary_write_rps <= 1e7) {
-            return err(
+            return fail(
                 "workload.primary_write_rps",
                 "a rate between 0 and 1e7 per second",
             );
         }
-        if self.horizon == SimDuration::ZERO {
-            return err("horizon", "a duration > 0");
-        }
+        positive("horizon", self.horizon)?;
         // A rollout that never completes (a huge gate or delay) runs to the horizon, polling
         // all the way: bound the polls so such a run ends in seconds (6h x 10 vtgates at 1m
         // is 3600).
         let polls = self.vtgates as f64 * self.horizon.as_secs_f64() / t.as_secs_f64();
         if polls > 1e7 {
-            return Err((
-                "horizon".into(),
+            return fail(
+                "horizon",
                 format!(
                     "at most 1e7 topology polls (vtgates x horizon / \
                      vtgate.tablet_refresh_interval); found {polls:.3e}"
-                ),
-            ));
+                ));
         }
         // Each poll diffs every tablet record: not events, but the same kind of work.
         if polls * tablets as f64 > 1e10 {
-            return Err((
-                "horizon".into(),
+            return fail(
+                "horizon",
                 format!(
                     "at most 1e10 tablet-record diffs (topology polls x tablets); found {:.3e}",
                     polls * tablets as f64
-                ),
-            ));
+                ));
         }
         crate::model::check_events(&self.event_terms())
     }

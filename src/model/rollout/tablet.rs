@@ -1,4 +1,5 @@
-//! Tablet lifecycle (spec "Tablet"; ref §B.3, §D):
+//! Tablet lifecycle (`docs/rollout.md` "Tablet"; vitessio/vitess `go/vt/servenv/run.go`,
+//! `go/vt/vttablet/tabletserver/state_manager.go`, `docs/rollout.md`, the derived timing model):
 //! `Serving` → SIGTERM (stops serving at once, clears its topology record) → `Down` after
 //! `drain_grace` → new process publishes its address after `restart` → serves after
 //! `serving_after_publish` → Ready at the next readiness probe → Available after
@@ -6,7 +7,8 @@
 
 use super::event::Event;
 use super::world::{RestartRec, RolloutWorld, NONE};
-use crate::sim::rng::{exponential, uniform01};
+use crate::model::dist::uniform_offset;
+use crate::sim::rng::exponential;
 use crate::sim::{Scheduler, SimDuration, SimTime};
 
 impl RolloutWorld {
@@ -133,7 +135,7 @@ impl RolloutWorld {
         let phase = if period == SimDuration::ZERO {
             SimDuration::ZERO
         } else {
-            SimDuration::from_nanos((uniform01(tab.rng.get()) * period.as_nanos() as f64) as u64)
+            uniform_offset(tab.rng.get(), period)
         };
         tab.probe_origin = now + phase;
         s.after(sap, Event::Serve { tablet: t as u16 });
@@ -164,7 +166,8 @@ impl RolloutWorld {
     }
 
     /// Ready: the Available timer starts (Available = Ready since + timeout; the operator's
-    /// 30 ns requeue notices it within ms, ref §A.1).
+    /// 30 ns requeue notices it within ms, vitess-operator
+    /// `pkg/controller/vitessshard/reconcile_tablets.go`).
     pub(super) fn on_ready(&mut self, now: SimTime, t: usize, gen: u32, s: &mut Scheduler<Event>) {
         if gen != self.tablets[t].avail_gen {
             return;

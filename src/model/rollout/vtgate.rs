@@ -1,9 +1,11 @@
-//! vtgate: topology watcher, health checks and routing (ref §B).
+//! vtgate: topology watcher, health checks and routing (vitessio/vitess `go/vt/discovery`).
 //!
-//! - *Topology watcher* (ref §B.1): a fixed-period ticker from the vtgate's phase, no jitter by
+//! - *Topology watcher* (vitessio/vitess `go/vt/discovery/topology_watcher.go`): a fixed-period
+//!   ticker from the vtgate's phase, no jitter by
 //!   default. A poll diffs every tablet record against the health checks: a cleared record
 //!   drops the health check, a new address replaces it (`ReplaceTablet` = remove + add).
-//! - *Health check* (ref §B.2): a new one gets the tablet's state `first_health_delay` (plus
+//! - *Health check* (vitessio/vitess `go/vt/discovery/tablet_health_check.go`): a new one gets the
+//!   tablet's state `first_health_delay` (plus
 //!   `topo_read_latency`) after the poll; later changes arrive after `health_stream_delay`.
 //!   A dead address is never healthy again; with `keep_address_on_restart` the retry backoff
 //!   reconnects without a poll.
@@ -33,7 +35,8 @@ impl RolloutWorld {
         s.at(at, Event::Poll { g: g as u16 });
     }
 
-    /// `loadTabletsForKeyspaceShard`: one shard, after the primary left (ref §B.1).
+    /// `loadTabletsForKeyspaceShard`: one shard, after the primary left (vitessio/vitess
+    /// `go/vt/discovery/topology_watcher.go`).
     pub(super) fn on_shard_reload(
         &mut self,
         now: SimTime,
@@ -82,7 +85,8 @@ impl RolloutWorld {
     }
 
     /// The health check dials; if the process is up at that address the stream delivers its
-    /// current state at once (ref §B.2), else it retries with its backoff.
+    /// current state at once (vitessio/vitess `go/vt/discovery/tablet_health_check.go`), else it
+    /// retries with its backoff.
     pub(super) fn on_health_connect(
         &mut self,
         now: SimTime,

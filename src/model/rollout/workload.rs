@@ -1,4 +1,5 @@
-//! The workload (spec "Workload"): Poisson replica reads and primary writes through each
+//! The workload (`docs/rollout.md` "Workload"): Poisson replica reads and primary writes through
+//! each
 //! vtgate, spread uniformly over shards.
 //!
 //! - *Fast mode*: the routing state of a (vtgate, shard) is constant between events, so the

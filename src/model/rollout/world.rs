@@ -3,11 +3,11 @@
 //! [`super::operator`], [`super::workload`].
 
 use super::event::Event;
+use super::metrics::Burst;
 use super::params::{Phase, RolloutParams, WorkloadMode};
-use crate::sim::rng::{exponential, stream_id, uniform01};
+use crate::model::dist::{offset_of, uniform_offset};
+use crate::sim::rng::{cached_stream, exponential, uniform01, LazyRng};
 use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
-use rand::SeedableRng;
-use std::sync::OnceLock;
 
 /// "No address" / "no restart" marker in u32 fields.
 pub const NONE: u32 = u32::MAX;
@@ -15,61 +15,61 @@ pub const NONE: u32 = u32::MAX;
 /// One tablet (a vttablet pod).
 pub struct Tablet {
     /// Its shard.
-    pub shard: u16,
+    pub(crate) shard: u16,
     /// Type PRIMARY (else REPLICA).
-    pub primary: bool,
+    pub(crate) primary: bool,
     /// The query service serves.
-    pub serving: bool,
+    pub(crate) serving: bool,
     /// The vttablet's gRPC server answers at `addr`, so a health stream can connect: from the
     /// first serving state after a restart until the pod is gone. vttablet starts its gRPC
     /// server only after `tm.Start` returns (after `tmState.Open`), and `StreamHealth` is
     /// UNAVAILABLE until the first `SetServingType` (go/cmd/vttablet/cli/cli.go,
     /// health_streamer.go); the topology record is published earlier, at `initTablet`. A vtgate
     /// that polls in between reaches the tablet through its retry backoff.
-    pub process_up: bool,
+    pub(crate) process_up: bool,
     /// The current pod's address.
-    pub addr: u32,
+    pub(crate) addr: u32,
     /// The address in its topology record (`NONE` once cleared by `tm.Close`).
-    pub record: u32,
+    pub(crate) record: u32,
     /// Index of its restart in [`RolloutWorld::restarts`], or `NONE`.
-    pub restart: u32,
+    pub(crate) restart: u32,
     /// When the new process publishes its address (known from Down on).
-    pub publish_at: SimTime,
+    pub(crate) publish_at: SimTime,
     /// Origin of the readiness-probe grid of the current pod.
-    pub probe_origin: SimTime,
+    pub(crate) probe_origin: SimTime,
     /// Availability generation: a Ready, Flap or Available event of an older one is stale.
-    pub avail_gen: u32,
+    pub(crate) avail_gen: u32,
     /// Its random stream (`"tablet"`, index).
-    pub rng: LazyRng,
+    pub(crate) rng: LazyRng,
 }
 
 /// What one vtgate's health check knows of one tablet.
 #[derive(Clone, Copy)]
 pub struct View {
     /// The address the health check streams from (`NONE`: no health check).
-    pub hc_addr: u32,
+    pub(crate) hc_addr: u32,
     /// Generation of the health check / of the pending connect attempt.
-    pub gen: u32,
+    pub(crate) gen: u32,
     /// The stream is up.
-    pub connected: bool,
+    pub(crate) connected: bool,
     /// The tablet is in the vtgate's healthy list.
-    pub serving: bool,
+    pub(crate) serving: bool,
     /// The vtgate sees it as PRIMARY.
-    pub primary: bool,
+    pub(crate) primary: bool,
     /// Next reconnect backoff (ns).
-    pub backoff: u64,
+    pub(crate) backoff: u64,
 }
 
 /// One vtgate.
 pub struct Vtgate {
     /// Phase of its topology ticker.
-    pub phase: SimTime,
+    pub(crate) phase: SimTime,
     /// Next tick of its ticker (before jitter).
-    pub next_base: SimTime,
+    pub(crate) next_base: SimTime,
     /// Its stream (`"vtgate"`, index): phase, then jitter.
-    pub rng: SimRng,
+    pub(crate) rng: SimRng,
     /// Its workload stream (`"workload"`, index).
-    pub wl_rng: LazyRng,
+    pub(crate) wl_rng: LazyRng,
 }
 
 /// Routing state of one (vtgate, shard) and the open intervals of the workload accounting.
@@ -78,19 +78,19 @@ pub struct Route {
     /// 0 = a replica read succeeds, 1 = it is routed to a dead tablet, 2 = no healthy tablet.
     pub read: u8,
     /// Start of the current read-state interval.
-    pub read_since: SimTime,
+    pub(crate) read_since: SimTime,
     /// Start of the current exposure (read ≠ 0).
-    pub exp_start: SimTime,
+    pub(crate) exp_start: SimTime,
     /// Routed-to-dead errors in the current exposure.
-    pub exp_dead: u64,
+    pub(crate) exp_dead: u64,
     /// No-healthy-tablet errors in the current exposure.
-    pub exp_none: u64,
+    pub(crate) exp_none: u64,
     /// A primary write can be served.
     pub write_ok: bool,
     /// Start of the current write-state interval.
-    pub write_since: SimTime,
+    pub(crate) write_since: SimTime,
     /// Writes buffered in the current primary outage (per-query mode).
-    pub pending_writes: u64,
+    pub(crate) pending_writes: u64,
 }
 
 /// The record of one tablet restart.
@@ -99,25 +99,25 @@ pub struct RestartRec {
     /// The tablet.
     pub tablet: u16,
     /// Its shard.
-    pub shard: u16,
+    pub(crate) shard: u16,
     /// It was the shard's primary when the rollout started (restarted after PRS).
-    pub old_primary: bool,
+    pub(crate) old_primary: bool,
     /// SIGTERM.
     pub drain_at: SimTime,
     /// Old pod gone.
-    pub down_at: SimTime,
+    pub(crate) down_at: SimTime,
     /// New address published.
-    pub publish_at: SimTime,
+    pub(crate) publish_at: SimTime,
     /// New process serving.
     pub serving_at: SimTime,
     /// First Ready.
-    pub ready_at: SimTime,
+    pub(crate) ready_at: SimTime,
     /// Available (the operator may go on).
     pub available_at: SimTime,
     /// Readiness flaps while waiting for Available.
-    pub flaps: u32,
+    pub(crate) flaps: u32,
     /// When each vtgate first routed to the new process (`SimTime::MAX`: not yet).
-    pub discovered: Vec<SimTime>,
+    pub(crate) discovered: Vec<SimTime>,
 }
 
 /// One exposure interval of one (vtgate, shard): no replica read can succeed.
@@ -126,101 +126,103 @@ pub struct Exposure {
     /// vtgate.
     pub g: u16,
     /// shard.
-    pub shard: u16,
+    pub(crate) shard: u16,
     /// Start.
     pub start: SimTime,
     /// End.
     pub end: SimTime,
     /// Reads routed to a tablet that had died before the vtgate noticed.
-    pub dead_errors: u64,
+    pub(crate) dead_errors: u64,
     /// Reads failed with "no healthy tablet available".
-    pub none_errors: u64,
+    pub(crate) none_errors: u64,
 }
 
 /// Per-shard operator state.
 pub struct ShardOp {
     /// Tablets to restart, in order.
-    pub order: Vec<u16>,
+    pub(crate) order: Vec<u16>,
     /// Next position in `order`.
-    pub next: usize,
+    pub(crate) next: usize,
     /// Replicas restarted so far, in order.
-    pub restarted: Vec<u16>,
+    pub(crate) restarted: Vec<u16>,
     /// Old primary of the PRS in progress.
-    pub prs_old: u16,
+    pub(crate) prs_old: u16,
     /// Candidate of the PRS in progress.
-    pub prs_new: u16,
+    pub(crate) prs_new: u16,
     /// All of `order` is Available.
-    pub done: bool,
+    pub(crate) done: bool,
     /// Its stream (`"operator"`, shard).
-    pub rng: LazyRng,
+    pub(crate) rng: LazyRng,
 }
 
 /// The whole rollout world.
 pub struct RolloutWorld {
     /// The parameters.
-    pub p: RolloutParams,
+    pub(crate) p: RolloutParams,
     /// Tablets, shard-major: tablet `s*(R+1)` is shard s's first primary.
-    pub tablets: Vec<Tablet>,
+    pub(crate) tablets: Vec<Tablet>,
     /// vtgates.
-    pub vtgates: Vec<Vtgate>,
+    pub(crate) vtgates: Vec<Vtgate>,
     /// `views[g * n_tablets + t]`.
-    pub views: Vec<View>,
+    pub(crate) views: Vec<View>,
     /// `routes[g * shards + s]`.
     pub routes: Vec<Route>,
     /// Operator state per shard.
-    pub shard_ops: Vec<ShardOp>,
+    pub(crate) shard_ops: Vec<ShardOp>,
     /// Every restart, in drain order.
-    pub restarts: Vec<RestartRec>,
+    pub(crate) restarts: Vec<RestartRec>,
     /// (vtgate, restart) pairs not yet discovered.
     pub pending_discoveries: u64,
     /// Shards whose rollout is complete.
-    pub shards_done: u32,
+    pub(crate) shards_done: u32,
     /// When the first tablet was released (first SIGTERM).
-    pub rollout_start: SimTime,
+    pub(crate) rollout_start: SimTime,
     /// When the last shard's last tablet became Available.
-    pub rollout_end: SimTime,
+    pub(crate) rollout_end: SimTime,
     /// Next fresh pod address.
-    pub next_addr: u32,
+    pub(crate) next_addr: u32,
     /// Full topology polls.
-    pub polls: u64,
+    pub(crate) polls: u64,
     /// Partial (one-shard) reloads.
-    pub partial_reloads: u64,
+    pub(crate) partial_reloads: u64,
     /// Every full poll: (vtgate, time).
-    pub poll_log: Vec<(u16, SimTime)>,
+    pub(crate) poll_log: Vec<(u16, SimTime)>,
     /// Closed exposure intervals.
-    pub exposures: Vec<Exposure>,
+    pub(crate) exposures: Vec<Exposure>,
+    /// The exposures with errors merged into bursts (filled when the run ends).
+    pub(crate) bursts: Vec<Burst>,
     /// Successful replica reads.
-    pub reads_ok: u64,
+    pub(crate) reads_ok: u64,
     /// Reads routed to a dead tablet.
-    pub reads_dead: u64,
+    pub(crate) reads_dead: u64,
     /// Reads with no healthy tablet.
-    pub reads_none: u64,
+    pub(crate) reads_none: u64,
     /// Successful primary writes.
-    pub writes_ok: u64,
+    pub(crate) writes_ok: u64,
     /// Failed primary writes.
-    pub writes_failed: u64,
+    pub(crate) writes_failed: u64,
     /// Replica reads per second per (vtgate, shard).
-    pub read_rate_s: f64,
+    pub(crate) read_rate_s: f64,
     /// Primary writes per second per (vtgate, shard).
-    pub write_rate_s: f64,
+    pub(crate) write_rate_s: f64,
     /// Per-query mode.
-    pub per_query: bool,
+    pub(crate) per_query: bool,
 }
 
 impl RolloutWorld {
     /// Tablets per shard.
     #[inline]
-    pub fn per_shard(&self) -> usize {
+    pub(crate) fn per_shard(&self) -> usize {
         self.p.replicas_per_shard as usize + 1
     }
     /// Number of vtgates.
     #[inline]
-    pub fn m(&self) -> usize {
+    pub(crate) fn m(&self) -> usize {
         self.vtgates.len()
     }
     /// Index of (vtgate g, tablet t) in `views`.
     #[inline]
-    pub fn vi(&self, g: usize, t: usize) -> usize {
+    pub(crate) fn vi(&self, g: usize, t: usize) -> usize {
         g * self.tablets.len() + t
     }
 
@@ -261,7 +263,7 @@ impl RolloutWorld {
             let mut rng = stream(seed, "vtgate", g as u32);
             let u = uniform01(&mut rng);
             let phase = match &p.vtgate.phase {
-                Phase::Uniform => SimDuration::from_nanos((u * tper.as_nanos() as f64) as u64),
+                Phase::Uniform => offset_of(u, tper),
                 Phase::Clustered { window } => {
                     let x = fleet_base * tper.as_nanos() as f64 + u * window.as_nanos() as f64;
                     SimDuration::from_nanos((x as u64) % tper.as_nanos())
@@ -333,6 +335,7 @@ impl RolloutWorld {
             // Sized for a typical rollout (a few polls per vtgate), to spare regrowth.
             poll_log: Vec::with_capacity(m * 8),
             exposures: Vec::with_capacity(m),
+            bursts: Vec::new(),
             reads_ok: 0,
             reads_dead: 0,
             reads_none: 0,
@@ -379,52 +382,14 @@ impl RolloutWorld {
 
     /// The run is over: every shard rolled and every vtgate re-discovered every restart.
     #[inline]
-    pub fn complete(&self) -> bool {
+    pub(crate) fn complete(&self) -> bool {
         self.shards_done as usize == self.shard_ops.len() && self.pending_discoveries == 0
     }
 }
 
-/// A component's stream, seeded on its first draw: a component that draws nothing (fixed
-/// durations, no queries) costs nothing. The draws are those of `stream(seed, tag, index)`.
-pub struct LazyRng {
-    seed: u64,
-    tag: &'static str,
-    index: u32,
-    rng: Option<SimRng>,
-}
-
-impl LazyRng {
-    /// The stream of `(tag, index)` in the run seeded with `seed`, not yet seeded.
-    pub fn new(seed: u64, tag: &'static str, index: u32) -> Self {
-        LazyRng {
-            seed,
-            tag,
-            index,
-            rng: None,
-        }
-    }
-    /// The generator.
-    #[inline]
-    pub fn get(&mut self) -> &mut SimRng {
-        let (seed, tag, index) = (self.seed, self.tag, self.index);
-        self.rng.get_or_insert_with(|| stream(seed, tag, index))
-    }
-}
-
-/// `sim::rng::stream(seed, tag, index)` with the tag's hash computed once per process: the
-/// same stream (same id, same draws), without a BLAKE3 hash per component per run.
+/// `sim::rng::stream(seed, tag, index)` with the tag's hash computed once per thread.
 fn stream(seed: u64, tag: &'static str, index: u32) -> SimRng {
-    static BASES: OnceLock<[(&'static str, u64); 5]> = OnceLock::new();
-    let bases = BASES.get_or_init(|| {
-        ["vtgate", "workload", "tablet", "operator", "vtgate-fleet"].map(|t| (t, stream_id(t, 0)))
-    });
-    let id = match bases.iter().find(|(t, _)| *t == tag) {
-        Some((_, b)) => b | index as u64,
-        None => stream_id(tag, index),
-    };
-    let mut r = SimRng::seed_from_u64(seed);
-    r.set_stream(id);
-    r
+    cached_stream(seed, tag, index)
 }
 
 /// Uniform jitter in [0, j) drawn from `rng` (no draw when j is zero).
@@ -432,7 +397,7 @@ pub fn jitter(rng: &mut SimRng, j: SimDuration) -> SimDuration {
     if j == SimDuration::ZERO {
         SimDuration::ZERO
     } else {
-        SimDuration::from_nanos((uniform01(rng) * j.as_nanos() as f64) as u64)
+        uniform_offset(rng, j)
     }
 }
 

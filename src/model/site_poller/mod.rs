@@ -1,19 +1,21 @@
 //! Multi-site `read_only` poller: debounce, adaptive backoff and detection delays
-//! (`spec/site_poller.md`, seed `004_d9ef8d8b6cc0731f`).
+//! (`docs/site_poller.md`; the playground of the bloodraven poller walkthrough "The poll loop
+//! and per-site state").
 //!
 //! The operator is ShipStream/bloodraven's `TopologyManager` (`internal/controller/topology.go`
-//! @025b10dc, `reference/proxysql-and-poller.md` Part 2; Go timer semantics Part 3). One loop
+//! @025b10dc; Go's timer semantics from `src/time/tick.go` and `runtime/time.go`). One loop
 //! probes every site in parallel (`SELECT @@read_only`, 5 s context each), applies
 //! `computeState` with the non-promotable bypass ([`tracker`]), looks for transitions, runs
 //! the serial extras, then sleeps `adaptivePollInterval` — the base interval doubled per
 //! failure beyond the threshold of the *worst* site, capped at 30 s — so one long outage slows
-//! detection on every other site (the seed's 6 s vs 90 s).
+//! detection on every other site (the walkthrough's 6 s vs 90 s).
 //!
-//! Where the code and the spec differ, the code is followed:
+//! Where the code and the specification (`docs/site_poller.md`) differ, the code is followed:
 //! - The current loop is a one-shot timer re-armed after each Poll (period = Poll duration +
 //!   interval), not a ticker; the ticker of older versions is [`params::LoopDriver::Ticker`].
 //! - A dark site's probe fails at the driver's 4 s `statusNetTimeout`, not at the 5 s context
-//!   (ref §2.7); `Hang` (5 s) is the pre-PR #95 behaviour.
+//!   (ShipStream/bloodraven `internal/mysql/checker.go` (`statusNetTimeout`)); `Hang` (5 s) is the
+//!   pre-PR #95 behaviour.
 //! - Cross-site promotions are attempted only in a Poll with a state transition (code), not on
 //!   every poll (docs): `failover.retry_every_poll`, default false.
 //! - `EvalCrossSite` is simplified to the roles modelled: non-promotable sites are the
@@ -23,8 +25,9 @@
 //! Known limits of the figures:
 //! - Failover timing is not calibrated. With `failover.enabled` at the defaults, `new_primary_s`
 //!   (fault start -> `recordFailover`) is about 5.6 s for a refused primary and 17.6 s for a
-//!   dark one (detection dominates; the promotion steps add about 0.5 s), while the reference
-//!   (§2.8) measured about 12.0 s for a clean kill. The step latencies (`gtid_pick`,
+//!   dark one (detection dominates; the promotion steps add about 0.5 s), while the third-party
+//!   course "Bloodraven in Production" (pinned to bloodraven v0.9.1-3-gecb1799) measured
+//!   about 12.0 s for a clean kill. The step latencies (`gtid_pick`,
 //!   `relay_drain`, `promotion_sql`, `confirm`, `dns`) are guesses, not measurements: read
 //!   `new_primary_s` as detection + a nominal promotion, not as a predicted outage.
 //! - Detection p99 is not monotone in `failure_threshold` at high transient-error rates
@@ -47,8 +50,12 @@
 //! step latencies are event times.
 //!
 //! Files: [`params`] (every parameter, default and source), [`tracker`] (`computeState`,
-//! `adaptivePollInterval`), [`world`] (events, the loop, faults, failover), [`report`].
+//! `adaptivePollInterval`), [`world`] (the sites and the poll loop), [`event`], [`faults`],
+//! [`failover`], [`report`].
 
+pub mod event;
+pub mod failover;
+pub mod faults;
 pub mod params;
 pub mod report;
 pub mod tracker;
@@ -61,16 +68,18 @@ pub use params::{
 pub use tracker::{Backoff, ProbeResult, SiteState, SiteTracker, Thresholds};
 pub use world::{FailoverRec, FaultRec, PollRec, SitePollerWorld, TransitionRec};
 
-use super::{close_run, Artifact, MetricDef, Model, RunOptions, RunOutput};
-use crate::sim::SimTime;
+use super::{Artifact, Model, Run, RunOptions};
+use crate::model::kit::Checked;
+use crate::sim::{RunEnd, SimTime, Simulation, Trace};
 
 /// The site-poller model.
 pub struct SitePoller;
 
-/// Everything one run produced, for tests and tools that need more than the metric row.
-pub struct SitePollerRun {
-    /// The metric row, digest, report and artifacts.
-    pub output: RunOutput,
+/// One site-poller run: its output and its [`SitePollerDetail`].
+pub type SitePollerRun = Run<SitePoller>;
+
+/// What a site-poller run keeps besides the metric row, for tests and tools.
+pub struct SitePollerDetail {
     /// Every state transition.
     pub transitions: Vec<TransitionRec>,
     /// Every Poll (when asked for).
@@ -81,23 +90,13 @@ pub struct SitePollerRun {
     pub failovers: Vec<FailoverRec>,
     /// Site names.
     pub site_names: Vec<String>,
-    /// When the run ended.
-    pub end: SimTime,
 }
 
-impl SitePollerRun {
+impl SitePollerDetail {
     /// Detection delay of fault `i` in seconds (None: not detected, or nothing to detect).
     pub fn detection_s(&self, i: usize) -> Option<f64> {
         let f = self.faults.get(i)?;
         (f.detected != SimTime::MAX).then(|| f.detected.since(f.start).as_secs_f64())
-    }
-    /// The value of metric `name`.
-    pub fn metric(&self, name: &str) -> f64 {
-        let i = report::defs()
-            .iter()
-            .position(|d| d.name == name)
-            .unwrap_or_else(|| panic!("no metric {name}"));
-        self.output.metrics[i]
     }
 }
 
@@ -108,48 +107,59 @@ pub fn run_detailed(
     opts: RunOptions,
     log_polls: bool,
 ) -> SitePollerRun {
-    let mut sim = SitePollerWorld::simulation(p, seed, opts.trace, log_polls || opts.report);
-    sim.run_until(SimTime::ZERO + p.horizon);
-    let (end, events) = (sim.now(), sim.events());
-    let metrics = report::values(&sim.world, end, events);
-    let (w, fin) = close_run(sim, &report::defs(), metrics);
-    let (text, artifacts) = if opts.report {
-        (
-            Some(report::timeline(&w, p, &fin.metrics, &fin.digest, end)),
-            vec![
-                Artifact::Text {
-                    name: "transitions.csv".into(),
-                    text: report::transitions_csv(&w),
-                },
-                Artifact::Text {
-                    name: "polls.csv".into(),
-                    text: report::polls_csv(&w),
-                },
-            ],
-        )
-    } else {
-        (None, vec![])
-    };
-    SitePollerRun {
-        output: RunOutput::new(fin, text, artifacts),
-        site_names: w.sites.iter().map(|s| s.name.clone()).collect(),
-        transitions: w.transitions,
-        polls: w.polls,
-        faults: w.faults,
-        failovers: w.failovers,
-        end,
-    }
+    super::run_with(p, seed, opts, log_polls)
 }
 
 impl Model for SitePoller {
     type Params = SitePollerParams;
-    fn validate(p: &SitePollerParams) -> Result<(), (String, String)> {
+    type World = SitePollerWorld;
+    type Metrics = report::SitePollerMetrics;
+    type Detail = SitePollerDetail;
+    fn validate(p: &SitePollerParams) -> Checked {
         p.check()
     }
-    fn metric_defs() -> Vec<MetricDef> {
-        report::defs()
+    /// `logs`: keep every Poll.
+    fn simulation(
+        p: &SitePollerParams,
+        seed: u64,
+        trace: Trace,
+        logs: bool,
+    ) -> Simulation<SitePollerWorld> {
+        SitePollerWorld::simulation(p, seed, trace, logs)
     }
-    fn run(p: &SitePollerParams, seed: u64, opts: RunOptions) -> RunOutput {
-        run_detailed(p, seed, opts, false).output
+    fn horizon(p: &SitePollerParams, _w: &SitePollerWorld) -> SimTime {
+        SimTime::ZERO + p.horizon
+    }
+    fn metrics(
+        _p: &SitePollerParams,
+        w: &SitePollerWorld,
+        end: SimTime,
+        events: u64,
+    ) -> Self::Metrics {
+        report::values(w, end, events)
+    }
+    fn report(p: &SitePollerParams, w: &SitePollerWorld, run: &RunEnd) -> String {
+        report::timeline(w, p, &run.metrics, &run.digest, run.end)
+    }
+    fn artifacts(_p: &SitePollerParams, w: &SitePollerWorld, _end: SimTime) -> Vec<Artifact> {
+        vec![
+            Artifact::Text {
+                name: "transitions.csv".into(),
+                text: report::transitions_csv(w),
+            },
+            Artifact::Text {
+                name: "polls.csv".into(),
+                text: report::polls_csv(w),
+            },
+        ]
+    }
+    fn detail(_p: &SitePollerParams, w: SitePollerWorld, _end: SimTime) -> SitePollerDetail {
+        SitePollerDetail {
+            site_names: w.sites.iter().map(|s| s.name.clone()).collect(),
+            transitions: w.transitions,
+            polls: w.polls,
+            faults: w.faults,
+            failovers: w.failovers,
+        }
     }
 }

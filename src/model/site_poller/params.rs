@@ -1,7 +1,10 @@
 //! Parameters of the site-poller model, with their defaults and where each comes from.
 //!
-//! Sources: `ref §X` = `reference/proxysql-and-poller.md` Part 2/3, `spec` =
-//! `spec/site_poller.md`, `seed` = `seeds/004_d9ef8d8b6cc0731f.txt`. *\[inferred\]* marks a value
+//! Sources: ShipStream/bloodraven (`internal/controller/topology.go`, `internal/state/`,
+//! `docs/docs/failover.mdx`), cited by file and function; Go's `time` package; 
+//! `docs/site_poller.md`; and "the walkthrough": the bloodraven poller walkthrough "The poll
+//! loop and per-site state", whose playground `models/playground.ron` is. *\[inferred\]* marks a
+//! value
 //! no code fixes (a network latency, a step duration): a documented modelling choice.
 //!
 //! Every enum is internally tagged (`kind`) so sweeps can override it through JSON:
@@ -9,13 +12,15 @@
 
 pub use crate::model::dist::DurationDist;
 use crate::sim::SimDuration;
+use crate::model::kit::{fail, positive, probability, Checked};
 use serde::{Deserialize, Serialize};
 
-/// Parameters of the site-poller model (`spec/site_poller.md`).
+/// Parameters of the site-poller model (`docs/site_poller.md`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SitePollerParams {
-    /// The watched sites, in declared order (the order breaks promotion ties, ref §2.6).
+    /// The watched sites, in declared order (the order breaks promotion ties,
+    /// ShipStream/bloodraven `internal/state/matrix.go` `EvalCrossSite`).
     pub sites: Vec<SiteParams>,
     /// The `TopologyManager` loop.
     #[serde(default)]
@@ -49,7 +54,8 @@ pub struct SiteParams {
     pub flaky_p: Option<f64>,
 }
 
-/// A site's role (`api/v1alpha1/types.go`; ref §2.1).
+/// A site's role (`api/v1alpha1/types.go`; ShipStream/bloodraven
+/// `internal/controller/topology.go`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", deny_unknown_fields)]
 pub enum Role {
@@ -70,7 +76,8 @@ pub enum Answer {
     ReadOnly,
 }
 
-/// Which loop drives the polls (ref §2.4, Part 3).
+/// Which loop drives the polls (ShipStream/bloodraven `internal/controller/topology.go`, the
+/// loop; Go's timer semantics from `src/time/tick.go`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(tag = "kind", deny_unknown_fields)]
 pub enum LoopDriver {
@@ -78,7 +85,8 @@ pub enum LoopDriver {
     /// `start(k+1) = end(k) + interval(k)`: period = poll duration + interval.
     #[default]
     TimerAfterCycle,
-    /// Older versions: a phase-locked `time.Ticker` (Go ≥ 1.23 semantics, ref Part 3): ticks at
+    /// Older versions: a phase-locked `time.Ticker` (Go ≥ 1.23 semantics: `src/time/tick.go`,
+    /// `runtime/time.go`): ticks at
     /// `t0 + k·d`; a poll that overruns gets one immediate tick when it ends, the rest are
     /// dropped. When the adaptive interval changes the ticker is `Reset(new)` at the poll's end
     /// (the next tick is `new` later) *[inferred: the old ticker versions had no backoff; set
@@ -88,75 +96,65 @@ pub enum LoopDriver {
 
 /// The poll loop (`TopologyManager.Run`, `adaptivePollInterval`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct PollerParams {
     /// `spec.pollInterval`: 2 s (types.go kubebuilder default; the reconciler also
     /// hard-defaults a nil pointer to 2 s, seed). Must be > 0.
-    #[serde(default = "d_2s")]
     pub poll_interval: SimDuration,
     /// `spec.failureThreshold`: consecutive errors before Unreachable. 3 (types.go, min 1).
-    #[serde(default = "d_3")]
     pub failure_threshold: u32,
     /// `spec.recoveryThreshold`: consecutive writable answers before Writable on a
     /// primary-candidate. 2 (types.go, min 1).
-    #[serde(default = "d_2")]
     pub recovery_threshold: u32,
-    /// Multiply the interval by 2^(worst fail count − failure_threshold) (ref §2.4). On in the
+    /// Multiply the interval by 2^(worst fail count − failure_threshold) (ShipStream/bloodraven
+    /// `internal/controller/topology.go` (the loop)). On in the
     /// current code; off reproduces versions before the backoff.
-    #[serde(default = "d_true")]
     pub adaptive_backoff: bool,
     /// `maxPollBackoffExponent` = 4 (topology.go).
-    #[serde(default = "d_4")]
     pub max_backoff_exponent: u32,
     /// The backoff's hard cap: 30 s (`adaptivePollInterval`).
-    #[serde(default = "d_30s")]
     pub max_interval: SimDuration,
     /// The loop driver: `(kind: "TimerAfterCycle")` (default, current code) or
     /// `(kind: "Ticker")`.
-    #[serde(default)]
     pub driver: LoopDriver,
-    /// When the operator starts (its first Poll runs at once, ref §2.4; the ticker's phase is
+    /// When the operator starts (its first Poll runs at once, ShipStream/bloodraven
+    /// `internal/controller/topology.go` (the loop); the ticker's phase is
     /// this instant). Default 0.
-    #[serde(default)]
     pub start: SimDuration,
 }
 
-/// Probe and per-poll I/O latencies (ref §2.5, §2.7).
+/// Probe and per-poll I/O latencies (ShipStream/bloodraven `internal/controller/topology.go`
+/// `TopologyManager.Poll`, ShipStream/bloodraven `internal/mysql/checker.go` (`statusNetTimeout`)).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct ProbeParams {
     /// `context.WithTimeout(ctx, 5*time.Second)` around every probe (`Poll.pollSite`).
-    #[serde(default = "d_5s")]
     pub probe_timeout: SimDuration,
     /// Driver dial/read/write timeout `statusNetTimeout` = 4 s (checker.go, current code): a
     /// black-holed site's probe fails at min(driver_timeout, probe_timeout). Older versions:
     /// set it ≥ probe_timeout (5 s).
-    #[serde(default = "d_4s")]
     pub driver_timeout: SimDuration,
     /// Latency of an answered query over the held connection (one round trip plus MySQL).
     /// Default Uniform(1ms, 3ms) *\[inferred\]*.
-    #[serde(default = "d_healthy")]
     pub answer_latency: DurationDist,
-    /// Latency of a refused probe (RST / kube-proxy REJECT: about one round trip, ref §2.7), and
+    /// Latency of a refused probe (RST / kube-proxy REJECT: about one round trip,
+    /// ShipStream/bloodraven `internal/mysql/checker.go` (`statusNetTimeout`)), and
     /// of a transient (flaky) error. Default Fixed 1ms *\[inferred\]*.
-    #[serde(default = "d_refused")]
     pub refused_latency: DurationDist,
     /// Probability that any probe of an answering site fails (a transient error: every error
-    /// counts, ref §2.10 #14). Default 0. A site's own `flaky_p` replaces it.
-    #[serde(default)]
+    /// counts, `docs/site_poller.md` #14). Default 0. A site's own `flaky_p` replaces it.
     pub flaky_p: f64,
     /// `SHOW REPLICA STATUS` on every site believed ReadOnly, one after another after the
-    /// probes (ref §2.5 step 9), each as long as a query to that site (≤ 5 s when it is dark).
-    #[serde(default = "d_true")]
+    /// probes (ShipStream/bloodraven `internal/controller/topology.go` `TopologyManager.Poll` step
+    /// 9), each as long as a query to that site (≤ 5 s when it is dark).
     pub replica_status_extra: bool,
     /// `fenceWritableNonPromotableSites`: every poll, `SET GLOBAL super_read_only=ON` on each
-    /// non-promotable site believed Writable; it makes an answering site read-only (ref §2.5
+    /// non-promotable site believed Writable; it makes an answering site read-only
+    /// (ShipStream/bloodraven `internal/controller/topology.go` `TopologyManager.Poll`
     /// step 4).
-    #[serde(default = "d_true")]
     pub fence_non_promotable: bool,
     /// Everything else a Poll does serially (convergence, recovery, DNS apply, GTID reads):
     /// one draw per poll. Default Fixed 0 *\[inferred\]*.
-    #[serde(default = "d_zero")]
     pub other_extras: DurationDist,
 }
 
@@ -219,118 +217,53 @@ pub struct Fault {
     pub duration: Option<SimDuration>,
 }
 
-/// The cross-site failover layer (ref §2.6; failover.mdx).
+/// The cross-site failover layer (ShipStream/bloodraven `internal/state/matrix.go`
+/// `EvalCrossSite`; failover.mdx).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct FailoverParams {
     /// Model `applyCrossSiteAction` promotions. Default off (the poller alone).
-    #[serde(default)]
     pub enabled: bool,
     /// `spec.failoverCooldown`: 5 m (types.go; code fallback when 0).
-    #[serde(default = "d_5m")]
     pub cooldown: SimDuration,
     /// false (code): a promotion is attempted only in a Poll with a per-site state transition,
     /// so a blocked or failed one waits for the next transition. true: every Poll (what the
-    /// failure matrix in the docs suggests). Ref §2.6 "promotion is only retried on transitions".
-    #[serde(default)]
+    /// failure matrix in the docs suggests). Ref ShipStream/bloodraven `internal/state/matrix.go`
+    /// `EvalCrossSite` "promotion is only retried on transitions".
     pub retry_every_poll: bool,
     /// `pickFreshestCandidate`: `GTID_EXECUTED` on every candidate in parallel (≤ 5 s each).
     /// Default Fixed 10ms *\[inferred\]*.
-    #[serde(default = "d_10ms")]
     pub gtid_pick: DurationDist,
     /// `WaitForRelayLogDrain`: 0 when the candidate is caught up, up to `drain_budget`.
     /// Default Uniform(0s, 1s) *[inferred: the measured clean-kill case is caught up]*.
-    #[serde(default = "d_drain")]
     pub relay_drain: DurationDist,
     /// The drain's budget: 30 s, non-fatal on expiry (failover.go).
-    #[serde(default = "d_30s")]
     pub drain_budget: SimDuration,
     /// `STOP REPLICA; RESET REPLICA ALL; SET GLOBAL super_read_only=OFF; read_only=OFF`.
     /// Default Fixed 20ms *\[inferred\]*.
-    #[serde(default = "d_20ms")]
     pub promotion_sql: DurationDist,
     /// `confirmWritable` (≤ 5 s). Default Fixed 5ms *\[inferred\]*.
-    #[serde(default = "d_5ms")]
     pub confirm: DurationDist,
     /// `applyDNS` and the rest of the Poll after the promotion. Default Fixed 100ms *\[inferred\]*.
-    #[serde(default = "d_100ms")]
     pub dns: DurationDist,
     /// Probability that a promotion fails at a fatal step (no cooldown is then recorded).
     /// Default 0.
-    #[serde(default)]
     pub failure_p: f64,
 }
 
 fn d_horizon() -> SimDuration {
     SimDuration::from_secs(600)
 }
-fn d_2s() -> SimDuration {
-    SimDuration::from_secs(2)
-}
-fn d_4s() -> SimDuration {
-    SimDuration::from_secs(4)
-}
-fn d_5s() -> SimDuration {
-    SimDuration::from_secs(5)
-}
-fn d_30s() -> SimDuration {
-    SimDuration::from_secs(30)
-}
-fn d_5m() -> SimDuration {
-    SimDuration::from_secs(300)
-}
-fn d_2() -> u32 {
-    2
-}
-fn d_3() -> u32 {
-    3
-}
-fn d_4() -> u32 {
-    4
-}
-fn d_true() -> bool {
-    true
-}
-fn d_healthy() -> DurationDist {
-    DurationDist::Uniform {
-        min: SimDuration::from_millis(1),
-        max: SimDuration::from_millis(3),
-    }
-}
-fn d_refused() -> DurationDist {
-    DurationDist::fixed(SimDuration::from_millis(1))
-}
-fn d_zero() -> DurationDist {
-    DurationDist::fixed(SimDuration::ZERO)
-}
-fn d_10ms() -> DurationDist {
-    DurationDist::fixed(SimDuration::from_millis(10))
-}
-fn d_20ms() -> DurationDist {
-    DurationDist::fixed(SimDuration::from_millis(20))
-}
-fn d_5ms() -> DurationDist {
-    DurationDist::fixed(SimDuration::from_millis(5))
-}
-fn d_100ms() -> DurationDist {
-    DurationDist::fixed(SimDuration::from_millis(100))
-}
-fn d_drain() -> DurationDist {
-    DurationDist::Uniform {
-        min: SimDuration::ZERO,
-        max: SimDuration::from_secs(1),
-    }
-}
 
 impl Default for PollerParams {
     fn default() -> Self {
         PollerParams {
-            poll_interval: d_2s(),
+            poll_interval: SimDuration::from_secs(2),
             failure_threshold: 3,
             recovery_threshold: 2,
             adaptive_backoff: true,
             max_backoff_exponent: 4,
-            max_interval: d_30s(),
+            max_interval: SimDuration::from_secs(30),
             driver: LoopDriver::TimerAfterCycle,
             start: SimDuration::ZERO,
         }
@@ -340,14 +273,17 @@ impl Default for PollerParams {
 impl Default for ProbeParams {
     fn default() -> Self {
         ProbeParams {
-            probe_timeout: d_5s(),
-            driver_timeout: d_4s(),
-            answer_latency: d_healthy(),
-            refused_latency: d_refused(),
+            probe_timeout: SimDuration::from_secs(5),
+            driver_timeout: SimDuration::from_secs(4),
+            answer_latency: DurationDist::Uniform {
+        min: SimDuration::from_millis(1),
+        max: SimDuration::from_millis(3),
+    },
+            refused_latency: DurationDist::fixed(SimDuration::from_millis(1)),
             flaky_p: 0.0,
             replica_status_extra: true,
             fence_non_promotable: true,
-            other_extras: d_zero(),
+            other_extras: DurationDist::fixed(SimDuration::ZERO),
         }
     }
 }
@@ -356,21 +292,24 @@ impl Default for FailoverParams {
     fn default() -> Self {
         FailoverParams {
             enabled: false,
-            cooldown: d_5m(),
+            cooldown: SimDuration::from_secs(300),
             retry_every_poll: false,
-            gtid_pick: d_10ms(),
-            relay_drain: d_drain(),
-            drain_budget: d_30s(),
-            promotion_sql: d_20ms(),
-            confirm: d_5ms(),
-            dns: d_100ms(),
+            gtid_pick: DurationDist::fixed(SimDuration::from_millis(10)),
+            relay_drain: DurationDist::Uniform {
+        min: SimDuration::ZERO,
+        max: SimDuration::from_secs(1),
+    },
+            drain_budget: SimDuration::from_secs(30),
+            promotion_sql: DurationDist::fixed(SimDuration::from_millis(20)),
+            confirm: DurationDist::fixed(SimDuration::from_millis(5)),
+            dns: DurationDist::fixed(SimDuration::from_millis(100)),
             failure_p: 0.0,
         }
     }
 }
 
 impl SitePollerParams {
-    /// The seed's playground: `iad` (primary-candidate, writable), `pdx` (primary-candidate,
+    /// The walkthrough's playground: `iad` (primary-candidate, writable), `pdx` (primary-candidate,
     /// read-only), `reader` (non-promotable, read-only), defaults 2 s / 3 / 2, no faults.
     pub fn playground() -> Self {
         let site = |name: &str, role, initial| SiteParams {
@@ -396,7 +335,7 @@ impl SitePollerParams {
     /// Every latency zero (answers, refusals, extras, failover steps): the closed-form setting.
     /// Dark and hung probes keep their timeouts.
     pub fn zero_latencies(mut self) -> Self {
-        let z = d_zero();
+        let z = DurationDist::fixed(SimDuration::ZERO);
         self.probes.answer_latency = z.clone();
         self.probes.refused_latency = z.clone();
         self.probes.other_extras = z.clone();
@@ -413,78 +352,70 @@ impl SitePollerParams {
         self.sites.iter().position(|s| s.name == name)
     }
 
-    /// Check what serde cannot: `Err((field path, what was expected))`.
-    pub fn check(&self) -> Result<(), (String, String)> {
-        let err = |f: &str, m: &str| Err((f.to_string(), m.to_string()));
+    /// Check what serde cannot; the error names the field.
+    pub fn check(&self) -> Checked {
         if self.sites.is_empty() {
-            return err("sites", "at least one site");
+            return fail("sites", "at least one site");
         }
         if self.sites.len() > u16::MAX as usize {
-            return err("sites", "at most 65535 sites");
+            return fail("sites", "at most 65535 sites");
         }
         for (i, s) in self.sites.iter().enumerate() {
             if s.name.is_empty() {
-                return err(&format!("sites[{i}].name"), "a non-empty name");
+                return fail(format!("sites[{i}].name"), "a non-empty name");
             }
             if self.sites[..i].iter().any(|o| o.name == s.name) {
-                return err(&format!("sites[{i}].name"), "a name no other site has");
+                return fail(format!("sites[{i}].name"), "a name no other site has");
             }
             if let Some(p) = s.flaky_p {
-                check_p(p, &format!("sites[{i}].flaky_p"))?;
+                probability(&format!("sites[{i}].flaky_p"), p)?;
             }
         }
         let pl = &self.poller;
         if pl.poll_interval == SimDuration::ZERO {
-            return err(
+            return fail(
                 "poller.poll_interval",
                 "a duration > 0 (an omitted value is 2s)",
             );
         }
         if pl.failure_threshold == 0 {
-            return err("poller.failure_threshold", "an integer >= 1");
+            return fail("poller.failure_threshold", "an integer >= 1");
         }
         if pl.recovery_threshold == 0 {
-            return err("poller.recovery_threshold", "an integer >= 1");
+            return fail("poller.recovery_threshold", "an integer >= 1");
         }
         if pl.max_backoff_exponent > 20 {
-            return err("poller.max_backoff_exponent", "an integer in 0..=20");
+            return fail("poller.max_backoff_exponent", "an integer in 0..=20");
         }
         if pl.max_interval < pl.poll_interval {
-            return err("poller.max_interval", "a duration >= poller.poll_interval");
+            return fail("poller.max_interval", "a duration >= poller.poll_interval");
         }
         let pr = &self.probes;
-        if pr.probe_timeout == SimDuration::ZERO {
-            return err("probes.probe_timeout", "a duration > 0");
-        }
-        if pr.driver_timeout == SimDuration::ZERO {
-            return err("probes.driver_timeout", "a duration > 0");
-        }
-        check_p(pr.flaky_p, "probes.flaky_p")?;
-        check_dist(&pr.answer_latency, "probes.answer_latency")?;
-        check_dist(&pr.refused_latency, "probes.refused_latency")?;
-        check_dist(&pr.other_extras, "probes.other_extras")?;
+        positive("probes.probe_timeout", pr.probe_timeout)?;
+        positive("probes.driver_timeout", pr.driver_timeout)?;
+        probability("probes.flaky_p", pr.flaky_p)?;
+        pr.answer_latency.check("probes.answer_latency")?;
+        pr.refused_latency.check("probes.refused_latency")?;
+        pr.other_extras.check("probes.other_extras")?;
         for (i, f) in self.faults.iter().enumerate() {
             if self.site_index(&f.site).is_none() {
                 let names: Vec<&str> = self.sites.iter().map(|s| s.name.as_str()).collect();
-                return Err((
+                return fail(
                     format!("faults[{i}].site"),
-                    format!("one of the site names: {}", names.join(", ")),
-                ));
+                    format!("one of the site names: {}", names.join(", ")));
             }
             if let FaultKind::Flaky { p } = f.kind {
-                check_p(p, &format!("faults[{i}].kind.p"))?;
+                probability(&format!("faults[{i}].kind.p"), p)?;
             }
             if let FaultPhase::Uniform { window } = f.phase {
-                if window == SimDuration::ZERO {
-                    return err(&format!("faults[{i}].phase.window"), "a duration > 0");
-                }
+                positive(&format!("faults[{i}].phase.window"), window)?;
             }
             if f.duration == Some(SimDuration::ZERO) {
-                return err(&format!("faults[{i}].duration"), "a duration > 0, or none");
+                return fail(format!("faults[{i}].duration"), "a duration > 0, or none");
             }
         }
         let fo = &self.failover;
-        check_p(fo.failure_p, "failover.failure_p")?;
+        probability("failover.failure_p", fo.failure_p)?;
         for (d, name) in [
             (&fo.gtid_pick, "gtid_pick"),
             (&fo.relay_drain, "relay_drain"),
@@ -492,27 +423,23 @@ impl SitePollerParams {
             (&fo.confirm, "confirm"),
             (&fo.dns, "dns"),
         ] {
-            check_dist(d, &format!("failover.{name}"))?;
+            d.check(&format!("failover.{name}"))?;
         }
-        if self.horizon == SimDuration::ZERO {
-            return err("horizon", "a duration > 0");
-        }
+        positive("horizon", self.horizon)?;
         // Every poll and every probe is recorded for the report: bound their number so a
         // run fits in memory and ends in seconds (4m at 2s is 120 polls; 1e6 is 23 days).
         let polls = self.horizon.as_secs_f64() / pl.poll_interval.as_secs_f64();
         if polls > 1e6 {
-            return Err((
-                "horizon".into(),
+            return fail(
+                "horizon",
                 format!(
                     "at most 1e6 poll intervals (horizon / poller.poll_interval); found {polls:.3e}"
-                ),
-            ));
+                ));
         }
         if polls * self.sites.len() as f64 > 1e7 {
-            return Err((
-                "horizon".into(),
-                "at most 1e7 probes (horizon / poller.poll_interval x sites)".into(),
-            ));
+            return fail(
+                "horizon",
+                "at most 1e7 probes (horizon / poller.poll_interval x sites)");
         }
         // These two bound the events too: a Poll is three events and at most one fence per
         // site (a period is never shorter than poller.poll_interval), a fault at most four,
@@ -522,18 +449,4 @@ impl SitePollerParams {
     }
 }
 
-fn check_p(p: f64, path: &str) -> Result<(), (String, String)> {
-    if !(0.0..=1.0).contains(&p) {
-        return Err((path.into(), "a probability in [0, 1]".into()));
-    }
-    Ok(())
-}
 
-fn check_dist(d: &DurationDist, path: &str) -> Result<(), (String, String)> {
-    if let DurationDist::Uniform { min, max } = d {
-        if max < min {
-            return Err((format!("{path}.max"), "a duration >= min".into()));
-        }
-    }
-    Ok(())
-}

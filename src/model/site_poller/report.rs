@@ -3,61 +3,53 @@
 use super::params::SitePollerParams;
 use super::tracker::ProbeResult;
 use super::world::{FaultRec, SitePollerWorld};
-use crate::model::MetricDef;
+use crate::model::MetricSet;
 use crate::sim::{SimDuration, SimTime};
 use std::fmt::Write;
 
-/// The metrics, in the order [`values`] fills them. Delays of undetected faults are censored
-/// (fault start to its end or the horizon) and counted in `undetected_faults`.
-pub fn defs() -> Vec<MetricDef> {
-    vec![
-        MetricDef::value(
-            "detect_first_s",
-            "first detectable fault: truth change -> the state that shows it (0: no such fault)",
-        ),
-        MetricDef::value(
-            "detect_second_s",
-            "second detectable fault's detection delay (0: no such fault)",
-        ),
-        MetricDef::value("detect_max_s", "largest detection delay over the faults"),
-        MetricDef::value(
-            "undetected_faults",
-            "detectable faults not detected before they ended or the horizon",
-        ),
-        MetricDef::indicator("all_detected", "1 when every started detectable fault was detected"),
-        MetricDef::value("transitions", "state transitions, all sites"),
-        MetricDef::value(
-            "false_unreachable",
-            "transitions to Unreachable caused by transient errors on answering sites",
-        ),
-        MetricDef::indicator(
-            "any_false_unreachable",
-            "1 when the run had at least one false Unreachable",
-        ),
-        MetricDef::value(
-            "false_unreachable_per_h",
-            "false Unreachable transitions per hour of simulated time",
-        ),
-        MetricDef::value(
-            "recovery_s",
-            "first fault that ends: end -> the state of the restored truth (e.g. back to Writable)",
-        ),
-        MetricDef::value("probes_per_s", "probes sent per second, all sites"),
-        MetricDef::value("polls", "Polls started"),
-        MetricDef::value("mean_period_s", "mean Poll start-to-start period"),
-        MetricDef::value("max_period_s", "longest Poll start-to-start period"),
-        MetricDef::value(
-            "new_primary_s",
-            "first fault's start -> a promotion recorded (activeSite flips); censored at the horizon; 0 with failover off",
-        ),
-        MetricDef::indicator("promoted", "1 when a promotion was recorded after the first fault"),
-        MetricDef::value("failovers_blocked", "promotions the cooldown blocked"),
-        MetricDef::value("events", "events handled"),
-        MetricDef::value(
-            "already_believed",
-            "detectable faults whose site was already believed in the expected state when they started (e.g. a false Unreachable); their detection waits for the next Poll",
-        ),
-    ]
+crate::metric_set! {
+    /// What one site-poller run reports, in this order. Delays of undetected faults are censored
+    /// (fault start to its end or the horizon) and counted in `undetected_faults`.
+    pub struct SitePollerMetrics {
+        /// First detectable fault: truth change -> the state that shows it (0: no such fault).
+        detect_first_s: Value = "first detectable fault: truth change -> the state that shows it (0: no such fault)",
+        /// Second detectable fault's detection delay (0: no such fault).
+        detect_second_s: Value = "second detectable fault's detection delay (0: no such fault)",
+        /// Largest detection delay over the faults.
+        detect_max_s: Value = "largest detection delay over the faults",
+        /// Detectable faults not detected before they ended or the horizon.
+        undetected_faults: Value = "detectable faults not detected before they ended or the horizon",
+        /// 1 when every started detectable fault was detected.
+        all_detected: Indicator = "1 when every started detectable fault was detected",
+        /// State transitions, all sites.
+        transitions: Value = "state transitions, all sites",
+        /// Transitions to Unreachable caused by transient errors on answering sites.
+        false_unreachable: Value = "transitions to Unreachable caused by transient errors on answering sites",
+        /// 1 when the run had at least one false Unreachable.
+        any_false_unreachable: Indicator = "1 when the run had at least one false Unreachable",
+        /// False Unreachable transitions per hour of simulated time.
+        false_unreachable_per_h: Value = "false Unreachable transitions per hour of simulated time",
+        /// First fault that ends: end -> the state of the restored truth (e.g. back to Writable).
+        recovery_s: Value = "first fault that ends: end -> the state of the restored truth (e.g. back to Writable)",
+        /// Probes sent per second, all sites.
+        probes_per_s: Value = "probes sent per second, all sites",
+        /// Polls started.
+        polls: Value = "Polls started",
+        /// Mean Poll start-to-start period.
+        mean_period_s: Value = "mean Poll start-to-start period",
+        /// Longest Poll start-to-start period.
+        max_period_s: Value = "longest Poll start-to-start period",
+        /// First fault's start -> a promotion recorded (activeSite flips); censored at the horizon; 0 with failover off.
+        new_primary_s: Value = "first fault's start -> a promotion recorded (activeSite flips); censored at the horizon; 0 with failover off",
+        /// 1 when a promotion was recorded after the first fault.
+        promoted: Indicator = "1 when a promotion was recorded after the first fault",
+        /// Promotions the cooldown blocked.
+        failovers_blocked: Value = "promotions the cooldown blocked",
+        /// Events handled.
+        handled_events: Value = "events handled",
+        /// Detectable faults whose site was already believed in the expected state when they started (e.g. a false Unreachable); their detection waits for the next Poll.
+        already_believed: Value = "detectable faults whose site was already believed in the expected state when they started (e.g. a false Unreachable); their detection waits for the next Poll",
+    }
 }
 
 fn censored_delay(f: &FaultRec, end: SimTime) -> f64 {
@@ -69,7 +61,7 @@ fn censored_delay(f: &FaultRec, end: SimTime) -> f64 {
 }
 
 /// The metric row.
-pub fn values(w: &SitePollerWorld, end: SimTime, events: u64) -> Vec<f64> {
+pub fn values(w: &SitePollerWorld, end: SimTime, events: u64) -> SitePollerMetrics {
     let detectable: Vec<&FaultRec> = w
         .faults
         .iter()
@@ -112,35 +104,35 @@ pub fn values(w: &SitePollerWorld, end: SimTime, events: u64) -> Vec<f64> {
     } else {
         0.0
     };
-    vec![
-        delays.first().copied().unwrap_or(0.0),
-        delays.get(1).copied().unwrap_or(0.0),
-        delays.iter().copied().fold(0.0, f64::max),
-        undetected as f64,
-        (undetected == 0) as u8 as f64,
-        w.transitions.len() as f64,
-        false_u as f64,
-        (false_u > 0) as u8 as f64,
-        if span > 0.0 {
+    SitePollerMetrics {
+        detect_first_s: delays.first().copied().unwrap_or(0.0),
+        detect_second_s: delays.get(1).copied().unwrap_or(0.0),
+        detect_max_s: delays.iter().copied().fold(0.0, f64::max),
+        undetected_faults: undetected as f64,
+        all_detected: (undetected == 0) as u8 as f64,
+        transitions: w.transitions.len() as f64,
+        false_unreachable: false_u as f64,
+        any_false_unreachable: (false_u > 0) as u8 as f64,
+        false_unreachable_per_h: if span > 0.0 {
             false_u as f64 * 3600.0 / span
         } else {
             0.0
         },
-        recovery,
-        if span > 0.0 {
+        recovery_s: recovery,
+        probes_per_s: if span > 0.0 {
             w.probe_count as f64 / span
         } else {
             0.0
         },
-        w.poll_count as f64,
-        mean_period,
-        w.max_period.as_secs_f64(),
-        new_primary,
-        promoted as u8 as f64,
-        w.failovers_blocked as f64,
-        events as f64,
-        detectable.iter().filter(|f| f.already_believed).count() as f64,
-    ]
+        polls: w.poll_count as f64,
+        mean_period_s: mean_period,
+        max_period_s: w.max_period.as_secs_f64(),
+        new_primary_s: new_primary,
+        promoted: promoted as u8 as f64,
+        failovers_blocked: w.failovers_blocked as f64,
+        handled_events: events as f64,
+        already_believed: detectable.iter().filter(|f| f.already_believed).count() as f64,
+    }
 }
 
 fn res(r: ProbeResult) -> &'static str {
@@ -288,7 +280,7 @@ pub fn timeline(
         );
     }
     let _ = writeln!(out, "\nmetrics:");
-    for (d, v) in defs().iter().zip(metrics) {
+    for (d, v) in SitePollerMetrics::DEFS.iter().zip(metrics) {
         let _ = writeln!(out, "  {:<24} {v:.6}", d.name);
     }
     let _ = writeln!(out, "digest {digest}");

@@ -1,6 +1,7 @@
 //! The per-site debounce state machine and the loop's adaptive interval: transcriptions of
 //! Bloodraven's `computeState`, the non-promotable bypass in `Poll`, and `adaptivePollInterval`
-//! (`internal/controller/topology.go` @025b10dc; `reference/proxysql-and-poller.md` §2.3, §2.4).
+//! (ShipStream/bloodraven `internal/controller/topology.go` @025b10dc: `computeState`,
+//! `TopologyManager.Poll`, `adaptivePollInterval`).
 
 use crate::sim::SimDuration;
 use serde::Serialize;
@@ -21,7 +22,7 @@ pub enum SiteState {
 
 impl SiteState {
     /// The string the operator logs (`unknown`, `writable`, `read-only`, `unreachable`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SiteState::Unknown => "unknown",
             SiteState::Writable => "writable",
@@ -38,7 +39,8 @@ impl SiteState {
 /// One probe's outcome: `SELECT @@read_only` answered, or any error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProbeResult {
-    /// The probe failed (refused, timed out, auth, `max_connections`: all count alike, §2.10 #14).
+    /// The probe failed (refused, timed out, auth, `max_connections`: all count alike,
+    /// `docs/site_poller.md` #14).
     Error,
     /// `read_only=1`.
     ReadOnly,
@@ -50,22 +52,22 @@ pub enum ProbeResult {
 #[derive(Clone, Copy, Debug)]
 pub struct Thresholds {
     /// `spec.failureThreshold`.
-    pub failure: u32,
+    pub(crate) failure: u32,
     /// `spec.recoveryThreshold`.
-    pub recovery: u32,
+    pub(crate) recovery: u32,
 }
 
 /// Bloodraven's `siteTracker`: the believed state and the two consecutive-result counters.
 #[derive(Clone, Copy, Debug)]
 pub struct SiteTracker {
     /// The believed state.
-    pub state: SiteState,
+    pub(crate) state: SiteState,
     /// Consecutive probe errors (unbounded; drives the backoff).
-    pub fail_count: u32,
+    pub(crate) fail_count: u32,
     /// Consecutive writable answers while not Writable.
-    pub recovery_count: u32,
+    pub(crate) recovery_count: u32,
     /// `role == primary-candidate`.
-    pub promotable: bool,
+    pub(crate) promotable: bool,
 }
 
 impl SiteTracker {
@@ -81,7 +83,7 @@ impl SiteTracker {
 
     /// `computeState` followed by the non-promotable override in `Poll`. Mutates the counters
     /// and returns the new state; the caller stores it (see [`SiteTracker::observe`]).
-    pub fn compute_state(&mut self, r: ProbeResult, th: Thresholds) -> SiteState {
+    pub(crate) fn compute_state(&mut self, r: ProbeResult, th: Thresholds) -> SiteState {
         let computed = match r {
             ProbeResult::Error => {
                 self.recovery_count = 0;
@@ -122,7 +124,7 @@ impl SiteTracker {
     }
 
     /// Apply one probe result and store the new state; returns `(old, new)`.
-    pub fn observe(&mut self, r: ProbeResult, th: Thresholds) -> (SiteState, SiteState) {
+    pub(crate) fn observe(&mut self, r: ProbeResult, th: Thresholds) -> (SiteState, SiteState) {
         let old = self.state;
         let new = self.compute_state(r, th);
         self.state = new;
@@ -134,20 +136,20 @@ impl SiteTracker {
 #[derive(Clone, Copy, Debug)]
 pub struct Backoff {
     /// `spec.pollInterval` (the base).
-    pub base: SimDuration,
+    pub(crate) base: SimDuration,
     /// `spec.failureThreshold`.
-    pub failure_threshold: u32,
+    pub(crate) failure_threshold: u32,
     /// `maxPollBackoffExponent` (4).
-    pub max_exponent: u32,
+    pub(crate) max_exponent: u32,
     /// The hard cap (30 s).
-    pub max_interval: SimDuration,
+    pub(crate) max_interval: SimDuration,
     /// Off reproduces the versions before the backoff (a fixed interval).
-    pub enabled: bool,
+    pub(crate) enabled: bool,
 }
 
 impl Backoff {
     /// `adaptivePollInterval`: `base << clamp(worstFail − F, 0, max_exponent)`, capped.
-    pub fn interval(&self, worst_fail: u32) -> SimDuration {
+    pub(crate) fn interval(&self, worst_fail: u32) -> SimDuration {
         if !self.enabled || worst_fail <= self.failure_threshold {
             return self.base;
         }

@@ -1,7 +1,9 @@
-//! The site-poller world: the sites' truth, the operator's trackers, the poll loop and its two
-//! drivers, scripted faults, and the optional failover layer.
+//! The site-poller world: the sites' truth, the operator's trackers, and the poll loop with
+//! its two drivers. Its events are in [`super::event`], the scripted faults in
+//! [`super::faults`], the failover layer in [`super::failover`].
 //!
-//! One Poll (`TopologyManager.Poll`, ref §2.5) is three events:
+//! One Poll (`TopologyManager.Poll`, ShipStream/bloodraven `internal/controller/topology.go`
+//! `TopologyManager.Poll`) is three events:
 //! - `PollStart`: every site is probed in parallel; each probe's outcome is fixed by the site's
 //!   truth at that instant, its latency drawn (an answer slower than
 //!   min(`driver_timeout`, `probe_timeout`) is an error at that deadline);
@@ -10,109 +12,46 @@
 //!   extras (fence writable non-promotables, `SHOW REPLICA STATUS` per ReadOnly site, other
 //!   work), whose latencies follow the truth at `ProbesDone`;
 //! - `PollEnd`: the next interval (`adaptivePollInterval`) and the next start (driver).
-//!
-//! A fault is detected at the `ProbesDone` of the first Poll that started after it (and before
-//! its end) and leaves its site in the expected state; a site already believed in that state
-//! when the fault starts is counted (`already_believed`), never credited with a zero delay.
 
+pub use super::event::Event;
+pub use super::faults::{Down, FaultRec};
+pub use super::failover::FailoverRec;
 use super::params::{Answer, FaultKind, FaultPhase, LoopDriver, Role, SitePollerParams};
 use super::tracker::{Backoff, ProbeResult, SiteState, SiteTracker, Thresholds};
-use crate::sim::rng::{stream, uniform, uniform01};
+use crate::sim::rng::{stream, uniform, uniform01, LazyRng};
 use crate::sim::{
-    Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, TraceRecord, Traced, World,
+    Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, TraceRecord, World,
 };
-
-/// Events of the site-poller world.
-#[derive(Clone, Copy, Debug)]
-pub enum Event {
-    /// A Poll starts: probe every site.
-    PollStart,
-    /// The slowest probe returned: compute states, act, run the serial extras.
-    ProbesDone,
-    /// The Poll returned: schedule the next one.
-    PollEnd,
-    /// Fault `i` reaches its nominal time: draw where in the poll period it lands.
-    FaultDue(u16),
-    /// Fault `i` changes its site's truth.
-    FaultStart(u16),
-    /// Fault `i` reaches its nominal end (start + duration): draw where in the poll period
-    /// its end lands.
-    FaultEndDue(u16),
-    /// Fault `i` is over: restore what it changed.
-    FaultEnd(u16),
-    /// A statement changed a site's `read_only` (a fence, or a promotion).
-    SetAnswer {
-        /// The site.
-        site: u16,
-        /// It now answers `read_only=0`.
-        writable: bool,
-    },
-}
-
-impl Traced for Event {
-    fn record(&self) -> TraceRecord {
-        let (component, index, kind, a) = match *self {
-            Event::PollStart => ("poller", 0, "poll_start", 0),
-            Event::ProbesDone => ("poller", 0, "probes_done", 0),
-            Event::PollEnd => ("poller", 0, "poll_end", 0),
-            Event::FaultDue(i) => ("fault", i as u32, "due", 0),
-            Event::FaultStart(i) => ("fault", i as u32, "start", 0),
-            Event::FaultEndDue(i) => ("fault", i as u32, "end_due", 0),
-            Event::FaultEnd(i) => ("fault", i as u32, "end", 0),
-            Event::SetAnswer { site, writable } => {
-                ("site", site as u32, "set_answer", writable as u64)
-            }
-        };
-        TraceRecord {
-            component,
-            index,
-            kind,
-            a,
-            b: 0,
-        }
-    }
-}
-
-/// Why a site does not answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Down {
-    /// Probes error fast.
-    Refused,
-    /// Probes fail at min(driver timeout, probe timeout).
-    Dark,
-    /// Probes fail at the probe timeout.
-    Hang,
-}
 
 /// One site: its truth and the operator's tracker of it.
 pub struct Site {
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// `role == primary-candidate`.
-    pub promotable: bool,
+    pub(crate) promotable: bool,
     /// What it answers when reachable.
-    pub answer: Answer,
+    pub(crate) answer: Answer,
     /// Why it does not answer, if it does not.
-    pub down: Option<Down>,
+    pub(crate) down: Option<Down>,
     /// Current per-probe transient failure probability.
-    pub flaky_p: f64,
+    pub(crate) flaky_p: f64,
     /// The operator's `siteTracker`.
-    pub tracker: SiteTracker,
+    pub(crate) tracker: SiteTracker,
     /// Its stream (`"site"`, index): probe latencies, flaky draws, extra-query latencies.
-    pub rng: SimRng,
+    pub(crate) rng: SimRng,
     /// This Poll's probe result.
-    pub result: ProbeResult,
+    pub(crate) result: ProbeResult,
     /// This Poll's probe error was a transient (flaky) one on an answering site.
-    pub flaky_error: bool,
+    pub(crate) flaky_error: bool,
     /// This Poll's probe latency.
-    pub latency: SimDuration,
+    pub(crate) latency: SimDuration,
 }
 
 /// A state transition the operator logged (`state transition` site, from, to).
 #[derive(Clone, Copy, Debug)]
 pub struct TransitionRec {
     /// When (`ProbesDone` of the Poll).
-    pub at: SimTime,
+    pub(crate) at: SimTime,
     /// Site index.
     pub site: u16,
     /// Previous state.
@@ -120,13 +59,13 @@ pub struct TransitionRec {
     /// New state.
     pub to: SiteState,
     /// The Poll's sequence number (1 = the first Poll).
-    pub poll: u64,
+    pub(crate) poll: u64,
     /// Counters after the Poll.
-    pub fail_count: u32,
+    pub(crate) fail_count: u32,
     /// Counters after the Poll.
-    pub recovery_count: u32,
+    pub(crate) recovery_count: u32,
     /// A transition to Unreachable caused by a transient error on an answering site.
-    pub false_unreachable: bool,
+    pub(crate) false_unreachable: bool,
 }
 
 /// One Poll, kept when the world logs polls.
@@ -148,97 +87,64 @@ pub struct PollRec {
     pub next_interval: SimDuration,
 }
 
-/// One scripted fault and what became of it.
-#[derive(Clone, Copy, Debug)]
-pub struct FaultRec {
-    /// Site index.
-    pub site: u16,
-    /// What it does.
-    pub kind: FaultKind,
-    /// Nominal start.
-    pub nominal: SimTime,
-    /// Actual start (`SimTime::MAX`: not started before the horizon).
-    pub start: SimTime,
-    /// End (`SimTime::MAX`: lasts to the end).
-    pub end: SimTime,
-    /// How long it lasts.
-    pub duration: Option<SimDuration>,
-    /// The state that detects it (None: nothing to detect, e.g. Flaky).
-    pub expect: Option<SiteState>,
-    /// Detection: the end of probing (`ProbesDone`) of the first Poll that started after the
-    /// fault did (its probes saw the new truth), started before the end, and left the site in
-    /// `expect`. Never the fault's start itself, even when the site was already believed in
-    /// `expect` then (see [`Self::already_believed`]).
-    pub detected: SimTime,
-    /// The site was already believed in `expect` when the fault started (e.g. a false
-    /// Unreachable from flaky probes): counted, not credited as a zero-delay detection.
-    pub already_believed: bool,
-    /// Polls started before the fault started: Poll `seq > start_poll` saw the new truth.
-    pub start_poll: u64,
-    /// How the start was placed; the end's phase is drawn the same way unless `Exact`.
-    pub phase: FaultPhase,
-    /// After the end: the state the restored truth implies.
-    pub back_to: Option<SiteState>,
-    /// When the site reached `back_to` after the end.
-    pub recovered: SimTime,
-    saved_answer: Answer,
-    saved_down: Option<Down>,
-    saved_flaky: f64,
-}
-
-/// One promotion attempt of the failover layer.
-#[derive(Clone, Copy, Debug)]
-pub struct FailoverRec {
-    /// The Poll's `ProbesDone` that started it.
-    pub started: SimTime,
-    /// The candidate promoted.
-    pub candidate: u16,
-    /// `recordFailover` (the cooldown starts, `activeSite` flips); `SimTime::MAX` if it failed.
-    pub recorded: SimTime,
-}
-
 /// The world.
 pub struct SitePollerWorld {
     /// The sites, in declared order.
-    pub sites: Vec<Site>,
+    pub(crate) sites: Vec<Site>,
     /// The faults, in file order.
-    pub faults: Vec<FaultRec>,
+    pub(crate) faults: Vec<FaultRec>,
     /// Every state transition.
-    pub transitions: Vec<TransitionRec>,
+    pub(crate) transitions: Vec<TransitionRec>,
     /// Every Poll (only when `log_polls`).
-    pub polls: Vec<PollRec>,
+    pub(crate) polls: Vec<PollRec>,
     /// Keep [`Self::polls`].
-    pub log_polls: bool,
+    pub(crate) log_polls: bool,
     /// Every promotion attempt.
-    pub failovers: Vec<FailoverRec>,
+    pub(crate) failovers: Vec<FailoverRec>,
     /// Promotions the cooldown blocked.
-    pub failovers_blocked: u64,
+    pub(crate) failovers_blocked: u64,
     /// Polls that found more than one writable primary-candidate.
-    pub split_brain_polls: u64,
+    pub(crate) split_brain_polls: u64,
     /// Polls started.
-    pub poll_count: u64,
+    pub(crate) poll_count: u64,
     /// Probes sent.
-    pub probe_count: u64,
+    pub(crate) probe_count: u64,
     /// Longest start-to-start period.
-    pub max_period: SimDuration,
+    pub(crate) max_period: SimDuration,
     /// First and latest Poll start.
-    pub first_start: SimTime,
+    pub(crate) first_start: SimTime,
     /// Latest Poll start.
-    pub last_start: SimTime,
-    last_period: SimDuration,
-    probes_done_at: SimTime,
-    next_start: Option<SimTime>,
-    cur_results: Vec<(ProbeResult, SimDuration)>,
-    tick_origin: SimTime,
-    tick_period: SimDuration,
-    last_failover: Option<SimTime>,
-    last_target: Option<u16>,
-    poller_rng: SimRng,
-    failover_rng: SimRng,
-    fault_rngs: Vec<SimRng>,
-    p: SitePollerParams,
-    th: Thresholds,
-    backoff: Backoff,
+    pub(crate) last_start: SimTime,
+    /// The latest full start-to-start period.
+    pub(super) last_period: SimDuration,
+    /// When this Poll's slowest probe returned.
+    pub(super) probes_done_at: SimTime,
+    /// The next Poll's start, once this one has ended.
+    pub(super) next_start: Option<SimTime>,
+    /// This Poll's probe results and latencies, one per site.
+    pub(super) cur_results: Vec<(ProbeResult, SimDuration)>,
+    /// The ticker's origin (`LoopDriver::Ticker`).
+    pub(super) tick_origin: SimTime,
+    /// The ticker's period, reset when the interval changes.
+    pub(super) tick_period: SimDuration,
+    /// When the latest promotion was recorded (the cooldown runs from it).
+    pub(super) last_failover: Option<SimTime>,
+    /// The site the latest promotion made primary.
+    pub(super) last_target: Option<u16>,
+    /// The poller's stream (`"poller"`): the other serial extras.
+    pub(super) poller_rng: SimRng,
+    /// The failover layer's stream (`"failover"`): step latencies, failures; lazy, since
+    /// most runs never promote.
+    pub(super) failover_rng: LazyRng,
+    /// One stream per fault (`"fault"`, index): where in the poll period it starts and
+    /// ends; lazy, since an `Exact` fault draws nothing.
+    pub(super) fault_rngs: Vec<LazyRng>,
+    /// The parameters.
+    pub(super) p: SitePollerParams,
+    /// `computeState`'s thresholds.
+    pub(super) th: Thresholds,
+    /// `adaptivePollInterval`'s backoff.
+    pub(super) backoff: Backoff,
 }
 
 impl SitePollerWorld {
@@ -319,9 +225,9 @@ impl SitePollerWorld {
             last_failover: None,
             last_target: None,
             poller_rng: stream(seed, "poller", 0),
-            failover_rng: stream(seed, "failover", 0),
+            failover_rng: LazyRng::new(seed, "failover", 0),
             fault_rngs: (0..p.faults.len())
-                .map(|i| stream(seed, "fault", i as u32))
+                .map(|i| LazyRng::new(seed, "fault", i as u32))
                 .collect(),
             th: Thresholds {
                 failure: p.poller.failure_threshold,
@@ -343,7 +249,7 @@ impl SitePollerWorld {
             match f.phase {
                 FaultPhase::Exact => sim.schedule(at, Event::FaultStart(i as u16)),
                 FaultPhase::Uniform { window } => {
-                    let u = uniform(&mut sim.world.fault_rngs[i], 0.0, window.as_secs_f64());
+                    let u = uniform(sim.world.fault_rngs[i].get(), 0.0, window.as_secs_f64());
                     sim.schedule(
                         at + SimDuration::from_secs_f64(u),
                         Event::FaultStart(i as u16),
@@ -355,13 +261,8 @@ impl SitePollerWorld {
         sim
     }
 
-    /// Is the failover layer on?
-    pub fn failover_enabled(&self) -> bool {
-        self.p.failover.enabled
-    }
-
     /// The worst fail count over all sites (any role), which drives the backoff.
-    pub fn worst_fail(&self) -> u32 {
+    pub(crate) fn worst_fail(&self) -> u32 {
         self.sites
             .iter()
             .map(|s| s.tracker.fail_count)
@@ -370,7 +271,7 @@ impl SitePollerWorld {
     }
 
     /// Latency of one query to site `i` given its truth now (an extra, a fence, a GTID read).
-    fn query_latency(&mut self, i: usize) -> SimDuration {
+    pub(super) fn query_latency(&mut self, i: usize) -> SimDuration {
         let pr = &self.p.probes;
         let s = &mut self.sites[i];
         match s.down {
@@ -395,7 +296,7 @@ impl SitePollerWorld {
         self.last_start = now;
         let pr = &self.p.probes;
         // A probe fails at whichever deadline comes first: the driver's `statusNetTimeout` or
-        // the 5 s context (ref §2.7).
+        // the 5 s context (ShipStream/bloodraven `internal/mysql/checker.go` (`statusNetTimeout`)).
         let timeout = pr.driver_timeout.min(pr.probe_timeout);
         let mut slowest = SimDuration::ZERO;
         for (i, site) in self.sites.iter_mut().enumerate() {
@@ -523,119 +424,6 @@ impl SitePollerWorld {
         s.at(t, Event::PollEnd);
     }
 
-    /// `EvalCrossSite` (simplified to the roles modelled) and `applyCrossSiteAction`'s
-    /// failover path. Returns when the Poll goes on.
-    fn cross_site(&mut self, now: SimTime, s: &mut Scheduler<Event>) -> SimTime {
-        let st = |x: &Site| x.tracker.state;
-        if self
-            .sites
-            .iter()
-            .any(|x| !x.promotable && st(x) == SiteState::Writable)
-        {
-            return now; // Degraded: fence first, no promotion this cycle.
-        }
-        let core: Vec<usize> = (0..self.sites.len())
-            .filter(|&i| self.sites[i].promotable)
-            .collect();
-        if core.is_empty()
-            || core
-                .iter()
-                .all(|&i| st(&self.sites[i]) == SiteState::Unreachable)
-        {
-            return now; // nothing to do / TotalLoss: alert only.
-        }
-        let writable = core
-            .iter()
-            .filter(|&&i| st(&self.sites[i]) == SiteState::Writable)
-            .count();
-        if writable > 1 {
-            self.split_brain_polls += 1;
-            return now;
-        }
-        let any_unreachable = core
-            .iter()
-            .any(|&i| st(&self.sites[i]) == SiteState::Unreachable);
-        let candidate = core
-            .iter()
-            .copied()
-            .find(|&i| st(&self.sites[i]) == SiteState::ReadOnly);
-        let Some(cand) = candidate else {
-            return now;
-        };
-        if writable != 0 || !any_unreachable {
-            return now;
-        }
-        if let Some(last) = self.last_failover {
-            if now.since(last) < self.p.failover.cooldown {
-                self.failovers_blocked += 1;
-                return now;
-            }
-        }
-        let fo = self.p.failover.clone();
-        let mut t = now + fo.gtid_pick.sample(&mut self.failover_rng);
-        // Fence + kill the old primary only when it is known (`previousPrimary`).
-        if let Some(old) = self.last_target.filter(|&o| o as usize != cand) {
-            let old = old as usize;
-            t += self.query_latency(old);
-            if self.sites[old].down.is_none() {
-                s.at(
-                    t,
-                    Event::SetAnswer {
-                        site: old as u16,
-                        writable: false,
-                    },
-                );
-            }
-            t += self.query_latency(old);
-        }
-        t += fo
-            .relay_drain
-            .sample(&mut self.failover_rng)
-            .min(fo.drain_budget);
-        t += fo.promotion_sql.sample(&mut self.failover_rng);
-        let failed = fo.failure_p > 0.0 && uniform01(&mut self.failover_rng) < fo.failure_p;
-        if failed {
-            // The outcome reaches the failover metrics without an event of its own.
-            s.draw(&TraceRecord {
-                component: "failover",
-                index: cand as u32,
-                kind: "failed",
-                a: t.since(now).as_nanos(),
-                b: 0,
-            });
-            self.failovers.push(FailoverRec {
-                started: now,
-                candidate: cand as u16,
-                recorded: SimTime::MAX,
-            });
-            return t;
-        }
-        s.at(
-            t,
-            Event::SetAnswer {
-                site: cand as u16,
-                writable: true,
-            },
-        );
-        t += fo.confirm.sample(&mut self.failover_rng);
-        // `recordFailover` time (a metric) and its promotion: a draw record.
-        s.draw(&TraceRecord {
-            component: "failover",
-            index: cand as u32,
-            kind: "recorded",
-            a: t.since(now).as_nanos(),
-            b: 0,
-        });
-        self.failovers.push(FailoverRec {
-            started: now,
-            candidate: cand as u16,
-            recorded: t,
-        });
-        self.last_failover = Some(t);
-        self.last_target = Some(cand as u16);
-        t + fo.dns.sample(&mut self.failover_rng)
-    }
-
     fn poll_end(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         let interval = self.backoff.interval(self.worst_fail());
         let next = match self.p.poller.driver {
@@ -687,85 +475,8 @@ impl SitePollerWorld {
             }
         }
     }
-
-    /// The current poll period: this Poll's start to the next one's when it is known, else the
-    /// most recent full period.
-    fn current_period(&self) -> SimDuration {
-        match self.next_start {
-            Some(n) if self.poll_count > 0 => n.since(self.last_start),
-            _ => self.last_period,
-        }
-    }
-
-    fn fault_due(&mut self, i: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        let period = self.current_period();
-        let u = uniform(&mut self.fault_rngs[i], 0.0, period.as_secs_f64());
-        s.at(
-            now + SimDuration::from_secs_f64(u),
-            Event::FaultStart(i as u16),
-        );
-    }
-
-    /// The nominal end (start + duration) is reached: the end lands at + U[0, current poll
-    /// period), from the fault's own stream, like the start. Without it the end is phase-locked
-    /// to the (backoff) cadence the fault itself set up, and `recovery_s` would be a function
-    /// of `duration` modulo the period (e.g. 7 / 27 / 17 s for 2m / 2m10s / 2m20s).
-    fn fault_end_due(&mut self, i: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        let period = self.current_period();
-        let u = uniform(&mut self.fault_rngs[i], 0.0, period.as_secs_f64());
-        s.at(
-            now + SimDuration::from_secs_f64(u),
-            Event::FaultEnd(i as u16),
-        );
-    }
-
-    fn fault_start(&mut self, i: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        let site = self.faults[i].site as usize;
-        let st = &mut self.sites[site];
-        let f = &mut self.faults[i];
-        f.start = now;
-        f.saved_answer = st.answer;
-        f.saved_down = st.down;
-        f.saved_flaky = st.flaky_p;
-        match f.kind {
-            FaultKind::Refused => st.down = Some(Down::Refused),
-            FaultKind::Dark => st.down = Some(Down::Dark),
-            FaultKind::Hang => st.down = Some(Down::Hang),
-            FaultKind::ReadOnlyFlip => st.answer = Answer::ReadOnly,
-            FaultKind::WritableFlip => st.answer = Answer::Writable,
-            FaultKind::Flaky { p } => st.flaky_p = p,
-        }
-        f.start_poll = self.poll_count;
-        f.already_believed = f.expect == Some(st.tracker.state);
-        if let Some(d) = f.duration {
-            let ev = match f.phase {
-                FaultPhase::Exact => Event::FaultEnd(i as u16),
-                _ => Event::FaultEndDue(i as u16),
-            };
-            s.at(now + d, ev);
-        }
-    }
-
-    fn fault_end(&mut self, i: usize, now: SimTime) {
-        let site = self.faults[i].site as usize;
-        let st = &mut self.sites[site];
-        let f = &mut self.faults[i];
-        f.end = now;
-        match f.kind {
-            FaultKind::Refused | FaultKind::Dark | FaultKind::Hang => st.down = f.saved_down,
-            FaultKind::ReadOnlyFlip | FaultKind::WritableFlip => st.answer = f.saved_answer,
-            FaultKind::Flaky { .. } => st.flaky_p = f.saved_flaky,
-        }
-        f.back_to = match (st.down, st.answer) {
-            (Some(_), _) => Some(SiteState::Unreachable),
-            (None, Answer::Writable) => Some(SiteState::Writable),
-            (None, Answer::ReadOnly) => Some(SiteState::ReadOnly),
-        };
-        if f.back_to == Some(st.tracker.state) {
-            f.recovered = now;
-        }
-    }
 }
+
 
 impl World for SitePollerWorld {
     type Event = Event;

@@ -1,0 +1,190 @@
+//! The workload: open-loop arrivals (piecewise-constant Poisson stages) and closed-loop
+//! clients, and a request's life from its draws to `Get`, the wait (wake-up, handoff) and
+//! its end.
+
+use super::event::Event;
+use super::waitlist::{Waiter, WaiterState, NONE};
+use super::world::PoolWorld;
+use crate::model::dist::DurationDist;
+use crate::sim::rng::{exponential, uniform01};
+use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, TraceRecord};
+
+/// A sampler of a weighted mix: cumulative weights (normalised) and parts.
+#[derive(Clone, Debug)]
+pub(super) struct Mix<T> {
+    /// Cumulative normalised weights, one per part.
+    cum: Vec<f64>,
+    /// The parts.
+    pub(super) parts: Vec<T>,
+}
+
+impl<T> Mix<T> {
+    pub(super) fn new(weights: &[f64], parts: Vec<T>) -> Self {
+        let total: f64 = weights.iter().sum();
+        let mut acc = 0.0;
+        let cum = weights
+            .iter()
+            .map(|w| {
+                acc += w / total;
+                acc
+            })
+            .collect();
+        Mix { cum, parts }
+    }
+    /// Pick a part (no randomness consumed when there is one part).
+    #[inline]
+    pub(super) fn pick(&self, rng: &mut SimRng) -> usize {
+        if self.parts.len() == 1 {
+            return 0;
+        }
+        let u = uniform01(rng);
+        self.cum
+            .iter()
+            .position(|c| u < *c)
+            .unwrap_or(self.parts.len() - 1)
+    }
+}
+
+/// An exponential gap with mean `mean_s` seconds, in nanoseconds, rounded like every drawn
+/// duration ([`SimDuration::from_secs_f64`]).
+#[inline]
+fn draw_exp_ns(rng: &mut SimRng, mean_s: f64) -> u64 {
+    SimDuration::from_secs_f64(exponential(rng, mean_s)).as_nanos()
+}
+
+/// Draw from a duration distribution, in nanoseconds ([`DurationDist::sample`]'s rule: float
+/// seconds rounded to the nearest nanosecond).
+#[inline]
+pub(super) fn draw_ns(d: &DurationDist, rng: &mut SimRng) -> u64 {
+    d.sample(rng).as_nanos()
+}
+
+impl PoolWorld {
+    /// The stage `t` falls in (`None`: after the last).
+    pub(super) fn stage_of(&self, t: SimTime) -> Option<usize> {
+        self.stage_ends.iter().position(|e| t < *e)
+    }
+
+    /// The time of the next open-loop arrival after `from` (piecewise-constant Poisson rate:
+    /// a gap that crosses a stage boundary restarts at the boundary, which is exact by
+    /// memorylessness). `None` when the stages are over.
+    pub(super) fn next_arrival(&mut self, from: SimTime) -> Option<SimTime> {
+        if self.requests_left == 0 {
+            return None;
+        }
+        let mut t = from;
+        while self.arrival_stage < self.stage_ends.len() {
+            let end = self.stage_ends[self.arrival_stage];
+            let rate = self.stage_rates[self.arrival_stage];
+            if rate > 0.0 {
+                let gap = draw_exp_ns(&mut self.rng_arrivals, 1.0 / rate);
+                let next = SimTime(t.0.saturating_add(gap));
+                if next < end {
+                    return Some(next);
+                }
+            }
+            t = end;
+            self.arrival_stage += 1;
+        }
+        None
+    }
+
+    pub(super) fn new_request(&mut self, now: SimTime, client: u32, s: &mut Scheduler<Event>) {
+        let part = self.deadlines.pick(&mut self.rng_requests);
+        let dl = draw_ns(&self.deadlines.parts[part], &mut self.rng_requests);
+        let setting = self.settings.parts[self.settings.pick(&mut self.rng_requests)];
+        let service_ns = draw_ns(&self.service, &mut self.rng_requests);
+        // The deadline and setting reach the counters (late, timed out, setting changes)
+        // without being event times of their own: a draw record per request.
+        s.draw(&TraceRecord {
+            component: "request",
+            index: setting as u32,
+            kind: "request",
+            a: dl,
+            b: service_ns,
+        });
+        let w = match self.free_waiters.pop() {
+            Some(w) => w,
+            None => {
+                self.waiters.push(Waiter::EMPTY);
+                (self.waiters.len() - 1) as u32
+            }
+        };
+        let gen = self.waiters[w as usize].gen;
+        self.waiters[w as usize] = Waiter {
+            gen,
+            setting,
+            state: WaiterState::Busy,
+            age: 0,
+            handed: false,
+            woken_by_ctx: false,
+            late: false,
+            arrival: now,
+            deadline: SimTime(now.0.saturating_add(dl)),
+            service_ns,
+            seq: 0,
+            conn: NONE,
+            client,
+        };
+        self.m.requests += 1;
+        if let Some(k) = self.stage_of(now) {
+            self.m.arrivals_by_stage[k] += 1;
+        }
+        self.in_flight += 1;
+        self.get(now, w, s);
+    }
+
+    /// The request is over (success or failure): free its slot; a closed-loop client thinks.
+    pub(super) fn finish(&mut self, now: SimTime, w: u32, s: &mut Scheduler<Event>) {
+        let wt = &mut self.waiters[w as usize];
+        let client = wt.client;
+        wt.state = WaiterState::Free;
+        wt.gen = wt.gen.wrapping_add(1);
+        self.free_waiters.push(w);
+        self.in_flight -= 1;
+        if client != NONE && now < self.closed_end {
+            let d = draw_ns(&self.think, self.rng_clients.get());
+            s.after(SimDuration(d), Event::ClientIssue { client });
+        }
+        if self.arrivals_done && self.in_flight == 0 {
+            s.stop();
+        }
+    }
+
+    pub(super) fn timed_out(&mut self, now: SimTime, w: u32, s: &mut Scheduler<Event>) {
+        self.m.timeouts += 1;
+        self.m.queue_time_all_ns += (now.0 - self.waiters[w as usize].arrival.0) as u128;
+        self.m.queue_time_all_n += 1;
+        self.finish(now, w, s);
+    }
+
+    /// The waiter's goroutine becomes runnable, committed to the case that woke it (`by_ctx`:
+    /// its deadline; else `done`); it runs after the wake-up latency.
+    pub(super) fn wake(&mut self, w: u32, by_ctx: bool, s: &mut Scheduler<Event>) {
+        self.waiters[w as usize].state = WaiterState::Waking;
+        self.waiters[w as usize].woken_by_ctx = by_ctx;
+        let d = draw_ns(&self.wakeup, self.rng_sched.get());
+        s.after(SimDuration(d), Event::WaiterRuns { w });
+    }
+
+    /// A returner hands `c` (or nothing: `NONE`, an eviction) to `w`.
+    pub(super) fn hand(&mut self, w: u32, c: u32, s: &mut Scheduler<Event>) {
+        let wt = &mut self.waiters[w as usize];
+        wt.handed = true;
+        wt.conn = c;
+        if wt.state == WaiterState::Parked {
+            self.wake(w, false, s);
+        }
+    }
+
+    /// `waitForConn` returns what it was handed (after `<-done`).
+    pub(super) fn take_handoff(&mut self, now: SimTime, w: u32, s: &mut Scheduler<Event>) {
+        let c = self.waiters[w as usize].conn;
+        if c == NONE {
+            self.m.evicted_timeouts += 1;
+            self.timed_out(now, w, s);
+        } else {
+            self.acquired(now, w, c, true, s);
+        }
+    }
+}
