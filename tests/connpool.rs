@@ -1,4 +1,4 @@
-//! The connpool model (`spec/connpool.md`): invariant A counted over every selection, live
+//! The connpool model (`docs/connpool.md`): invariant A counted over every selection, live
 //! selection identical in the four variants, the `Fixed` pool against Erlang-A, the seed's
 //! goodput ordering under overload, determinism.
 

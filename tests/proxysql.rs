@@ -1,4 +1,4 @@
-//! ProxySQL model: the seed's five experiments (`spec/proxysql.md` "What it must reproduce"),
+//! ProxySQL model: the seed's five experiments (`docs/proxysql.md`, "The lab"),
 //! the error cadence of experiment 3 under two settings, a closed form for the ping-shun
 //! detection time and for closed-loop throughput, invariants over every event, determinism,
 //! stream independence, a pinned digest and validation.
@@ -479,7 +479,8 @@ fn sweeps_override_params_through_json() {
 
 #[test]
 fn dead_writer_is_demoted_by_read_only_timeouts_and_writes_wait_for_the_promotion() {
-    // Ref §1.6: three timeout-class read_only failures ⇒ read_only=1 ⇒ the dead writer is
+    // docs/proxysql.md, the read_only loop (MySQL_Monitor.cpp: "missed %d read_only checks.
+    // Assuming read_only=1"): three timeout-class read_only failures ⇒ read_only=1 ⇒ the dead writer is
     // moved to the reader hostgroup (ONLINE), the writer hostgroup is empty and writes wait
     // out connect_timeout_server_max (ERR 9001) until the promoted replica is copied in by
     // the next read_only round.
