@@ -398,26 +398,7 @@ fn every_malformed_file_is_refused_with_its_location() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("model.ron"), &model).unwrap();
         std::fs::write(tmp.path().join("exp.ron"), &exp).unwrap();
-        let out = tmp.path().join("out");
-        for args in [
-            vec!["run", "exp.ron", "--out", out.to_str().unwrap()],
-            vec!["validate", "exp.ron"],
-        ] {
-            let o = vtsim_within(tmp.path(), &args, &[], 20);
-            let err = String::from_utf8_lossy(&o.stderr);
-            assert_eq!(
-                o.status.code(),
-                Some(2),
-                "{case}: {args:?}: exit code; stderr: {err}"
-            );
-            for w in &want {
-                if !err.contains(w) {
-                    failures.push(format!("{case}: {args:?}: `{w}` not in: {err}"));
-                }
-            }
-            assert!(!err.contains("panicked"), "{case}: panic: {err}");
-            assert!(!out.exists(), "{case}: output written");
-        }
+        failures.extend(refusal_failures(tmp.path(), case, "exp.ron", &want));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
