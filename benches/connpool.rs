@@ -1,11 +1,14 @@
 //! Connpool model throughput against the SimPy M/M/c+M peer (`cargo bench --bench connpool`).
 //!
-//! Same work as `peer/simpy_mmc_reneging.py` (λ = 25, μ = 1, c = 20, θ = 2, 200,000
+//! Same work as `benches/peer/simpy_mmc_reneging.py` (λ = 25, μ = 1, c = 20, θ = 2, 200,000
 //! customers, seed 1): the `Fixed` pool configured as that queue (zero mutex cost, zero
 //! wake-up latency, one setting, exponential service and patience, `ConnPoolParams::erlang_a`).
 //! Reports the abandonment fraction of both (Erlang-A: 0.22613) and the wall-time ratio, with
-//! the SimPy script run in this same session when `python3 -c "import simpy"` works
-//! (`VTSIM_PEER` overrides the script path). Timings are printed, never asserted.
+//! the SimPy script (the repository's `benches/peer/`; `VTSIM_PEER` overrides the path) run in
+//! this same session; without `python3` or SimPy the bench says what to install (`pip install
+//! simpy`). Timings are printed, never asserted.
+
+mod common;
 
 use std::time::Instant;
 use vtsim::model::connpool::{erlang_a, run_detailed, ConnPoolParams};
@@ -47,35 +50,19 @@ fn main() {
         m.queue_time_all_ns as f64 * 1e-9 / m.queue_time_all_n as f64,
         th.mean_wait_all
     );
-    let script = std::env::var("VTSIM_PEER")
-        .unwrap_or_else(|_| "/work/shared/peer/simpy_mmc_reneging.py".into());
-    let json = std::env::temp_dir().join("vtsim-peer-connpool.json");
-    let res = std::process::Command::new("python3")
-        .args([
-            &script, "--n", "200000", "--seed", "1", "--repeat", "3", "--json",
-        ])
-        .arg(&json)
-        .output();
-    match res {
-        Ok(o) if o.status.success() => {
-            print!(
-                "  SimPy: {}",
-                String::from_utf8_lossy(&o.stdout).replace('\n', "\n  ")
-            );
-            let v: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(&json).expect("peer json"))
-                    .expect("peer json parses");
-            let wall = v["wall_s_best"].as_f64().expect("wall_s_best");
-            println!(
-                "\n  speed ratio (SimPy best wall / vtsim best wall, same 200,000 customers): {:.0}x with the digest, {:.0}x without",
-                wall / best,
-                wall / best_off
-            );
-        }
-        Ok(o) => println!(
-            "  SimPy peer failed: {}",
-            String::from_utf8_lossy(&o.stderr)
-        ),
-        Err(e) => println!("  SimPy peer not run: {e}"),
+    if let Some((stdout, v)) = common::run_peer(
+        "simpy_mmc_reneging.py",
+        &["--n", "200000", "--seed", "1", "--repeat", "3"],
+        "  ",
+    ) {
+        print!("  SimPy: {}", stdout.replace('\n', "\n  "));
+        let wall = v["wall_s_best"]
+            .as_f64()
+            .expect("wall_s_best in the peer's JSON");
+        println!(
+            "\n  speed ratio (SimPy best wall / vtsim best wall, same 200,000 customers): {:.0}x with the digest, {:.0}x without",
+            wall / best,
+            wall / best_off
+        );
     }
 }

@@ -1,15 +1,18 @@
 //! Rollout model throughput (`cargo bench --bench rollout`), single-threaded.
 //!
-//! 1. The polling-discovery peer (`peer/simpy_polling_discovery.py --replicas 2`): 10 clients,
+//! 1. The polling-discovery peer (`benches/peer/simpy_polling_discovery.py --replicas 2`): 10 clients,
 //!    T = 60 s, two replicas each down D = 20 s, the next one A = 30 s after the previous came
 //!    up; exposure per replication = sum over clients of the time they know no up replica
 //!    (exact mean 75 s). vtsim's equivalent: 10 vtgates, zero delays except a 20 s restart,
 //!    replicas only, no queries; exposure per replication = `exposure_mean_per_vtgate_s` × 10.
-//!    The SimPy script is run in the same session when `python3 -c "import simpy"` works
-//!    (set `VTSIM_PEER` to the script path; default `/work/shared/peer/...`).
+//!    The SimPy script (found in the repository's `benches/peer/`; `VTSIM_PEER` overrides the
+//!    path) runs in the same session; without `python3` or SimPy the bench says what to
+//!    install (`pip install simpy`) and prints vtsim's figures only.
 //! 2. Runs per second of `models/rollout-default.ron` (fast and per-query workload).
 //!
 //! Seeds: `replicate_seed(experiment_seed, replicate)`. Timings are printed, never asserted.
+
+mod common;
 
 use std::time::Instant;
 use vtsim::model::rollout::{run_detailed, RolloutParams, WorkloadMode};
@@ -91,33 +94,16 @@ fn peer_equivalent() {
     );
     println!("    mean total exposure per replication: {mean:.4} s (+-{half:.4} 95% CI; exact 75)");
 
-    let script = std::env::var("VTSIM_PEER")
-        .unwrap_or_else(|_| "/work/shared/peer/simpy_polling_discovery.py".into());
-    let json = std::env::temp_dir().join("vtsim-peer-rollout.json");
-    let out = std::process::Command::new("python3")
-        .args([&script, "--replicas", "2", "--json"])
-        .arg(&json)
-        .output();
-    match out {
-        Ok(o) if o.status.success() => {
-            print!(
-                "    SimPy: {}",
-                String::from_utf8_lossy(&o.stdout).replace('\n', "\n    ")
-            );
-            let v: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-            let wall = v["wall_s"].as_f64().unwrap();
-            println!(
-                "\n    speed ratio (SimPy wall / vtsim wall, same 10,000 replications): {:.0}x with the digest, {:.0}x without",
-                wall / best,
-                wall / best_off
-            );
-        }
-        Ok(o) => println!(
-            "    SimPy peer failed: {}",
-            String::from_utf8_lossy(&o.stderr)
-        ),
-        Err(e) => println!("    SimPy peer not run: {e}"),
+    if let Some((stdout, v)) =
+        common::run_peer("simpy_polling_discovery.py", &["--replicas", "2"], "    ")
+    {
+        print!("    SimPy: {}", stdout.replace('\n', "\n    "));
+        let wall = v["wall_s"].as_f64().expect("wall_s in the peer's JSON");
+        println!(
+            "\n    speed ratio (SimPy wall / vtsim wall, same 10,000 replications): {:.0}x with the digest, {:.0}x without",
+            wall / best,
+            wall / best_off
+        );
     }
 }
 

@@ -1,4 +1,4 @@
-//! The connpool model (`spec/connpool.md`): invariant A counted over every selection, live
+//! The connpool model (`docs/connpool.md`): invariant A counted over every selection, live
 //! selection identical in the four variants, the `Fixed` pool against Erlang-A, the seed's
 //! goodput ordering under overload, determinism.
 
@@ -113,21 +113,40 @@ proptest! {
     }
 }
 
-/// `Fixed` with zero mutex cost, zero wake-up latency, one setting, exponential service and
-/// patience is an M/M/c+M queue: P(abandon) and mean wait within the 95 % CI of 10 replicates.
-#[test]
-fn fixed_pool_is_erlang_a() {
-    // (lambda, mu, c, theta): the peer's overload point, an underloaded pool, heavy overload.
-    for (lam, mu, c, theta) in [
-        (25.0, 1.0, 20, 2.0),
-        (15.0, 1.0, 20, 1.0),
-        (12.0, 1.0, 5, 0.5),
-    ] {
+/// Operating points of the Erlang-A check, `(lambda, mu, c, theta)`: the peer's overload
+/// point, an underloaded pool, heavy overload.
+const ERLANG_POINTS: [(f64, f64, u32, f64); 3] = [
+    (25.0, 1.0, 20, 2.0),
+    (15.0, 1.0, 20, 1.0),
+    (12.0, 1.0, 5, 0.5),
+];
+/// Replicates per operating point.
+const ERLANG_REPS: u64 = 10;
+/// Nominal family-wise false-failure rate of the joint check. Half the 1 % budget: the runs
+/// start empty, which biases the heavy-overload point by about 0.2 standard errors, and the
+/// six quantities are not exactly t-distributed. Measured on replicate families seeded
+/// away from the test's: a nominal 1 % failed 18 of 2000 families (0.9 %), this 0.5 % failed 4
+/// of 1000 (0.4 %); the six separate 95 % intervals this check replaces failed 178 of 1000.
+const ERLANG_ALPHA: f64 = 0.005;
+
+/// One quantity of the Erlang-A family: what it is, its replicate values, the exact value.
+struct ErlangQuantity {
+    label: String,
+    values: Vec<f64>,
+    exact: f64,
+}
+
+/// The Erlang-A family of replicate `base`: P(abandon) and the mean wait at every operating
+/// point (`ERLANG_REPS` runs each, seeded `replicate_seed(base, k)`), and each point's served
+/// waits. Checks the per-run invariants as it goes.
+fn erlang_a_family(base: u64) -> (Vec<ErlangQuantity>, Vec<ErlangQuantity>) {
+    let (mut family, mut served) = (vec![], vec![]);
+    for (lam, mu, c, theta) in ERLANG_POINTS {
         let p = ConnPoolParams::erlang_a(lam, mu, c, theta, 40_000);
         let th = erlang_a(lam, mu, c, theta);
         let (mut ab, mut wa, mut ws) = (vec![], vec![], vec![]);
-        for k in 0..10 {
-            let r = run_detailed(&p, replicate_seed(2026, k), RunOptions::default());
+        for k in 0..ERLANG_REPS {
+            let r = run_detailed(&p, replicate_seed(base, k), RunOptions::default());
             let m = &r.metrics;
             assert_eq!(m.wasted_handoffs + m.post_deadline_handoffs, 0);
             assert_eq!(m.requests, 40_000);
@@ -136,24 +155,95 @@ fn fixed_pool_is_erlang_a() {
             wa.push(m.queue_time_all_ns as f64 * 1e-9 / m.queue_time_all_n as f64);
             ws.push(m.acquisition.mean() * 1e-9);
         }
-        for (name, xs, want) in [
-            ("P(abandon)", &ab, th.p_abandon),
-            ("mean wait (all)", &wa, th.mean_wait_all),
-        ] {
-            let s = summarize(xs);
-            assert!(
-                s.ci_lo <= want && want <= s.ci_hi,
-                "lam {lam} c {c} theta {theta}: {name} {:.5} [{:.5}, {:.5}] vs Erlang-A {want:.5}",
-                s.mean,
-                s.ci_lo,
-                s.ci_hi
-            );
+        let at = format!("lam {lam} mu {mu} c {c} theta {theta}");
+        family.push(ErlangQuantity {
+            label: format!("{at}: P(abandon)"),
+            values: ab,
+            exact: th.p_abandon,
+        });
+        family.push(ErlangQuantity {
+            label: format!("{at}: mean wait (all)"),
+            values: wa,
+            exact: th.mean_wait_all,
+        });
+        served.push(ErlangQuantity {
+            label: format!("{at}: mean wait (served)"),
+            values: ws,
+            exact: th.mean_wait_served,
+        });
+    }
+    (family, served)
+}
+
+/// The joint check of a family: every quantity's t statistic |mean − exact| / (sd / √n) is
+/// below the two-sided Bonferroni critical value t(1 − α / 2m, n − 1) for m quantities, so a
+/// correct model fails with probability at most α over the whole family (each replicate mean
+/// is a mean of iid runs; the bound needs no independence between the quantities).
+/// `Err` lists every quantity with its interval.
+fn erlang_a_joint_check(family: &[ErlangQuantity]) -> Result<(), String> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let m = family.len() as f64;
+    let n = family[0].values.len() as f64;
+    let t = StudentsT::new(0.0, 1.0, n - 1.0)
+        .unwrap()
+        .inverse_cdf(1.0 - ERLANG_ALPHA / (2.0 * m));
+    let mut worst = 0.0f64;
+    let mut lines = vec![];
+    for q in family {
+        let s = summarize(&q.values);
+        let se = s.sd / n.sqrt();
+        let z = (s.mean - q.exact).abs() / se;
+        worst = worst.max(z);
+        lines.push(format!(
+            "  {}: {:.5} [{:.5}, {:.5}] vs Erlang-A {:.5} (|t| = {z:.2})",
+            q.label,
+            s.mean,
+            s.mean - t * se,
+            s.mean + t * se,
+            q.exact
+        ));
+    }
+    if worst <= t {
+        Ok(())
+    } else {
+        Err(format!(
+            "largest |t| {worst:.2} > {t:.2} (Bonferroni, {m} quantities, family-wise α = {}):\n{}",
+            ERLANG_ALPHA,
+            lines.join("\n")
+        ))
+    }
+}
+
+/// The served customers' waits are also E[W | served]; the histogram the model keeps them in
+/// adds up to 3 % error, so the tolerance is 4 % plus the 95 % interval's width.
+fn erlang_a_served_check(served: &[ErlangQuantity]) -> Result<(), String> {
+    for q in served {
+        let s = summarize(&q.values);
+        if (s.mean - q.exact).abs() >= 0.04 * q.exact + (s.ci_hi - s.ci_lo) {
+            return Err(format!(
+                "{}: {:.5} [{:.5}, {:.5}] vs Erlang-A {:.5}",
+                q.label, s.mean, s.ci_lo, s.ci_hi, q.exact
+            ));
         }
-        // The served customers' wait is also E[W | served] (histogram bins add <3 % error).
-        let s = summarize(&ws);
-        assert!(
-            (s.mean - th.mean_wait_served).abs() < 0.04 * th.mean_wait_served + (s.ci_hi - s.ci_lo)
-        );
+    }
+    Ok(())
+}
+
+/// `Fixed` with zero mutex cost, zero wake-up latency, one setting, exponential service and
+/// patience is an M/M/c+M queue: P(abandon) and the mean wait at three operating points, over
+/// 10 replicates each, match Erlang-A in one joint check whose family-wise false-failure rate
+/// is at most 1 % (six t intervals with a Bonferroni bound at a nominal 0.5 %), so a harmless
+/// change of draw order passes and only a real change fails (a 2 % change of the patience
+/// gives |t| = 10 against a bound of 4.9).
+#[test]
+fn fixed_pool_is_erlang_a() {
+    let (family, served) = erlang_a_family(2026);
+    assert_eq!(family.len(), 6);
+    if let Err(e) = erlang_a_joint_check(&family) {
+        panic!("{e}");
+    }
+    if let Err(e) = erlang_a_served_check(&served) {
+        panic!("{e}");
     }
 }
 

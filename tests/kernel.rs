@@ -7,6 +7,8 @@ use vtsim::model::{RunOptions, WorldSpec};
 use vtsim::sim::rng::{replicate_seed, stream};
 use vtsim::sim::{Scheduler, SimDuration, SimTime, Simulation, TraceRecord, Traced, World};
 
+mod common;
+
 fn hold(pending: u32) -> WorldSpec {
     WorldSpec::Hold(HoldParams {
         pending,
@@ -38,81 +40,131 @@ fn the_hold_digest_is_pinned() {
     );
 }
 
+/// The seed of replicate `r` as `vtsim run` uses it: the `seed` column of `runs.csv`, by
+/// (point, replicate).
+fn runner_seeds(replicates: u64) -> Vec<(u64, u64, u64)> {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = common::hold_experiment(tmp.path(), "seeds", replicates);
+    let out = tmp.path().join("out");
+    common::run_into(tmp.path(), &exp, &out, &["--threads", "2"]);
+    let text = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (p, r, s) = (col("point"), col("replicate"), col("seed"));
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (
+                f[p].parse().unwrap(),
+                f[r].parse().unwrap(),
+                f[s].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Replicate `r`'s seed depends on the experiment seed and `r` only: the runner gives every
+/// sweep point the same seed for replicate `r` (common random numbers), whatever the number of
+/// replicates, and the derivation is the recorded one (changing it changes every digest ever
+/// printed).
 #[test]
 fn replicate_seeds_depend_on_the_replicate_only() {
-    let s: Vec<u64> = (0..4).map(|r| replicate_seed(1, r)).collect();
-    assert_eq!(s, (0..4).map(|r| replicate_seed(1, r)).collect::<Vec<_>>());
-    let mut d = s.clone();
-    d.dedup();
-    assert_eq!(d.len(), 4);
+    // The derivation, pinned (99 is the seed of `common::hold_experiment`).
+    let pinned: Vec<u64> = (0..5).map(|r| replicate_seed(99, r)).collect();
+    assert_eq!(pinned, PINNED_SEEDS_99);
+    let mut distinct = pinned.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 5);
     assert_ne!(replicate_seed(1, 0), replicate_seed(2, 0));
-}
-
-/// A world of two components, each drawing from its own stream: `a` draws `k_a` numbers per
-/// event, `b` one. Changing `a`'s parameter (`k_a`) must leave `b`'s draws alone.
-#[derive(Clone, Copy)]
-enum Ev {
-    A,
-    B,
-}
-impl Traced for Ev {
-    fn record(&self) -> TraceRecord {
-        let (component, kind) = match self {
-            Ev::A => ("a", "tick"),
-            Ev::B => ("b", "tick"),
-        };
-        TraceRecord {
-            component,
-            index: 0,
-            kind,
-            a: 0,
-            b: 0,
-        }
-    }
-}
-struct Two {
-    ra: vtsim::sim::SimRng,
-    rb: vtsim::sim::SimRng,
-    k_a: u32,
-    b_draws: Vec<u64>,
-}
-impl World for Two {
-    type Event = Ev;
-    fn handle(&mut self, _now: SimTime, e: Ev, s: &mut Scheduler<Ev>) {
-        match e {
-            Ev::A => {
-                for _ in 0..self.k_a {
-                    self.ra.next_u64();
-                }
-                s.after(SimDuration::from_millis(3), Ev::A);
-            }
-            Ev::B => {
-                self.b_draws.push(self.rb.next_u64());
-                s.after(SimDuration::from_millis(5), Ev::B);
-            }
+    // Through the runner: 6 points x 3 replicates, then x 5 replicates.
+    for reps in [3u64, 5] {
+        let rows = runner_seeds(reps);
+        assert_eq!(rows.len() as u64, 6 * reps);
+        for (point, rep, seed) in rows {
+            assert_eq!(
+                seed, PINNED_SEEDS_99[rep as usize],
+                "point {point} replicate {rep} of {reps}: not the replicate's seed"
+            );
         }
     }
 }
 
-fn b_draws(k_a: u32) -> Vec<u64> {
-    let mut sim = Simulation::new(Two {
-        ra: stream(9, "a", 0),
-        rb: stream(9, "b", 0),
-        k_a,
-        b_draws: vec![],
-    });
-    sim.schedule(SimTime::ZERO, Ev::A);
-    sim.schedule(SimTime::ZERO, Ev::B);
-    sim.run_until(SimTime(1_000_000_000));
-    sim.world.b_draws
-}
+/// `replicate_seed(99, 0..5)`, computed independently (two SplitMix64 rounds in Python).
+const PINNED_SEEDS_99: [u64; 5] = [
+    9372081642167032678,
+    4593142164184020366,
+    1698277867491141050,
+    17056042955191898788,
+    1897506591804702981,
+];
 
+/// Every component of every model draws from its own stream: the stream of `(tag, index)` is
+/// a function of the seed, the tag and the index only, so it cannot depend on other
+/// components; what can break is two components sharing one (a stream id that drops the tag
+/// or the index, a missing `set_stream`, two tags whose hashes collide). The first draws of
+/// each (tag, index) the models use must all differ, and differ between seeds.
+/// `tests/rollout.rs` (`streams_are_independent`) checks the consequence on a model: adding a
+/// vtgate or changing the workload leaves the other components' times unchanged.
 #[test]
-fn changing_one_component_leaves_another_components_draws_unchanged() {
-    let base = b_draws(1);
-    assert_eq!(base.len(), 201);
-    assert_eq!(base, b_draws(7));
-    assert_eq!(base, b_draws(0));
+fn every_component_gets_its_own_stream() {
+    // Every tag a model passes to `stream`, each a string literal somewhere in src/.
+    let tags = [
+        "vtgate",
+        "vtgate-fleet",
+        "workload",
+        "tablet",
+        "operator",
+        "connpool.arrivals",
+        "connpool.requests",
+        "connpool.dial",
+        "connpool.mysql",
+        "connpool.scheduler",
+        "connpool.clients",
+        "hold",
+        "site",
+        "poller",
+        "failover",
+        "fault",
+        "wallclock",
+        "sysbench",
+        "monitor",
+    ];
+    fn read_rs(dir: &std::path::Path, out: &mut String) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                read_rs(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push_str(&std::fs::read_to_string(&p).unwrap());
+            }
+        }
+    }
+    let mut src = String::new();
+    read_rs(&common::root().join("src"), &mut src);
+    for t in tags {
+        assert!(
+            src.contains(&format!("\"{t}\"")),
+            "tag {t:?} is no longer used"
+        );
+    }
+    // Indices as the models form them: small ones, and sysbench's `client << 16 | thread`.
+    let mut indices: Vec<u32> = (0..64).collect();
+    indices.extend([1 << 16, (1 << 16) | 1, (2 << 16) | 3]);
+    let mut seen = std::collections::BTreeMap::new();
+    for seed in [0u64, 7, 0xbaaf1458e77f4857] {
+        for t in tags {
+            for &i in &indices {
+                let mut r = stream(seed, t, i);
+                let first = (r.next_u64(), r.next_u64());
+                if let Some(prev) = seen.insert(first, (seed, t, i)) {
+                    panic!("stream ({seed}, {t:?}, {i}) repeats the draws of {prev:?}");
+                }
+            }
+        }
+    }
+    assert_eq!(seen.len(), 3 * tags.len() * indices.len());
 }
 
 #[test]

@@ -152,32 +152,18 @@ fn a_shard_killed_before_its_record_resumes_without_simulating() {
     run_into(tmp.path(), &exp, &whole, &[]);
     let split = tmp.path().join("split");
     run_into(tmp.path(), &exp, &split, &["--shard", "1/2"]);
-    let o = vtsim(
+    let o = run_out(
         tmp.path(),
-        &[
-            "run",
-            exp.to_str().unwrap(),
-            "--shard",
-            "2/2",
-            "--out",
-            split.to_str().unwrap(),
-        ],
+        &exp,
+        &split,
+        &["--shard", "2/2"],
         &[("VTSIM_ABORT_IN_OUTPUTS", "1")],
     );
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let d = split.join("shards/2-of-2");
     assert!(d.join("runs.csv").is_file() && !d.join("shard.json").exists());
     // Unfinished: merge refuses it.
-    let o = vtsim(
-        tmp.path(),
-        &[
-            "merge",
-            exp.to_str().unwrap(),
-            "--out",
-            split.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let o = merge(tmp.path(), &exp, &split);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("shard 2/2 is missing or unfinished"),
@@ -187,15 +173,7 @@ fn a_shard_killed_before_its_record_resumes_without_simulating() {
     let o = run_into(tmp.path(), &exp, &split, &["--shard", "2/2", "--resume"]);
     assert!(stderr(&o).contains("vtsim: 0 runs in"), "{}", stderr(&o));
     assert!(stderr(&o).contains(", 15 resumed"), "{}", stderr(&o));
-    vtsim_ok(
-        tmp.path(),
-        &[
-            "merge",
-            exp.to_str().unwrap(),
-            "--out",
-            split.to_str().unwrap(),
-        ],
-    );
+    merge_ok(tmp.path(), &exp, &split);
     assert_same_tree(&whole, &split);
 }
 
@@ -239,18 +217,7 @@ fn torn_and_empty_partials_resume_or_are_refused() {
     for (what, cut, resumed) in cases {
         let out = tmp.path().join("out");
         let _ = std::fs::remove_dir_all(&out);
-        let o = vtsim(
-            tmp.path(),
-            &[
-                "run",
-                exp.to_str().unwrap(),
-                "--threads",
-                "1",
-                "--out",
-                out.to_str().unwrap(),
-            ],
-            &[("VTSIM_ABORT_AFTER_JOBS", "1000")],
-        );
+        let o = run_killed_after(tmp.path(), &exp, &out, "1000");
         assert_eq!(o.status.code(), Some(3), "{what}: {}", stderr(&o));
         let partial = out.join("runs.csv.partial");
         let bytes = std::fs::read(&partial).unwrap();
@@ -265,18 +232,7 @@ fn torn_and_empty_partials_resume_or_are_refused() {
     }
     // A damaged row in the middle is refused, saying what to do; nothing is written.
     let out = tmp.path().join("bad");
-    let o = vtsim(
-        tmp.path(),
-        &[
-            "run",
-            exp.to_str().unwrap(),
-            "--threads",
-            "1",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[("VTSIM_ABORT_AFTER_JOBS", "1000")],
-    );
+    let o = run_killed_after(tmp.path(), &exp, &out, "1000");
     assert_eq!(o.status.code(), Some(3));
     let partial = out.join("runs.csv.partial");
     let text = std::fs::read_to_string(&partial).unwrap();
@@ -342,6 +298,23 @@ fn holder_pid(lock: &Path) -> u32 {
     }
 }
 
+/// Start `vtsim ARGS` in `cwd` holding its output folder and lock until [`release_held`]
+/// creates `go` (`VTSIM_TEST_WAIT_FOR`).
+fn spawn_held(cwd: &std::path::Path, args: &[&str], go: &std::path::Path) -> std::process::Child {
+    spawn(vtsim_cmd(
+        cwd,
+        args,
+        &[("VTSIM_TEST_WAIT_FOR", go.to_str().unwrap())],
+    ))
+}
+
+/// Let a [`spawn_held`] run finish (bounded) and assert that it succeeded.
+fn release_held(child: std::process::Child, go: &std::path::Path) {
+    std::fs::write(go, "").unwrap();
+    let o = wait_bounded(child, CHILD_TIMEOUT);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn a_second_run_into_a_busy_folder_is_refused_naming_the_holder() {
     let tmp = tempfile::tempdir().unwrap();
@@ -351,30 +324,14 @@ fn a_second_run_into_a_busy_folder_is_refused_naming_the_holder() {
     let out = tmp.path().join("out");
     let go = tmp.path().join("go");
     // The first run holds the folder until `go` exists (VTSIM_TEST_WAIT_FOR).
-    let first = spawn(vtsim_cmd(
-        tmp.path(),
-        &["run", exp.to_str().unwrap(), "--out", out.to_str().unwrap()],
-        &[("VTSIM_TEST_WAIT_FOR", go.to_str().unwrap())],
-    ));
+    let first = spawn_held(tmp.path(), &run_args(&exp, &out, &[]), &go);
     let lock = tmp.path().join(".out.lock");
     let pid = holder_pid(&lock);
     assert_eq!(pid, first.id());
     for args in [
-        vec!["run", exp.to_str().unwrap(), "--out", out.to_str().unwrap()],
-        vec![
-            "merge",
-            exp.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        vec![
-            "run",
-            exp.to_str().unwrap(),
-            "--shard",
-            "1/2",
-            "--out",
-            out.to_str().unwrap(),
-        ],
+        run_args(&exp, &out, &[]),
+        merge_args(&exp, &out),
+        run_args(&exp, &out, &["--shard", "1/2"]),
     ] {
         let o = vtsim(tmp.path(), &args, &[]);
         let err = stderr(&o);
@@ -391,9 +348,7 @@ fn a_second_run_into_a_busy_folder_is_refused_naming_the_holder() {
         );
         assert!(err.contains("started 20"), "{err}");
     }
-    std::fs::write(&go, "").unwrap();
-    let o = wait_bounded(first, CHILD_TIMEOUT);
-    assert!(o.status.success(), "{}", stderr(&o));
+    release_held(first, &go);
     // The refused runs wrote nothing: the output is the first run's, whole.
     assert_same_tree(&want, &out);
     assert!(!lock.exists());
@@ -407,33 +362,15 @@ fn shards_run_side_by_side_but_a_merge_waits_for_them() {
     run_into(tmp.path(), &exp, &whole, &[]);
     let split = tmp.path().join("split");
     let go = tmp.path().join("go");
-    let one = spawn(vtsim_cmd(
+    let one = spawn_held(
         tmp.path(),
-        &[
-            "run",
-            exp.to_str().unwrap(),
-            "--shard",
-            "1/2",
-            "--out",
-            split.to_str().unwrap(),
-        ],
-        &[("VTSIM_TEST_WAIT_FOR", go.to_str().unwrap())],
-    ));
+        &run_args(&exp, &split, &["--shard", "1/2"]),
+        &go,
+    );
     let pid = holder_pid(&split.join("shards/1-of-2/.lock"));
     // Another shard runs beside it; the same shard does not; nor does a merge.
     run_into(tmp.path(), &exp, &split, &["--shard", "2/2"]);
-    let o = vtsim(
-        tmp.path(),
-        &[
-            "run",
-            exp.to_str().unwrap(),
-            "--shard",
-            "1/2",
-            "--out",
-            split.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let o = run_out(tmp.path(), &exp, &split, &["--shard", "1/2"], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("shards/1-of-2/.lock: shard 1/2 in"),
@@ -441,16 +378,7 @@ fn shards_run_side_by_side_but_a_merge_waits_for_them() {
         stderr(&o)
     );
     assert!(stderr(&o).contains(&format!("is being run by another vtsim (pid {pid} on host")));
-    let o = vtsim(
-        tmp.path(),
-        &[
-            "merge",
-            exp.to_str().unwrap(),
-            "--out",
-            split.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let o = merge(tmp.path(), &exp, &split);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(&format!(
@@ -459,18 +387,8 @@ fn shards_run_side_by_side_but_a_merge_waits_for_them() {
         "{}",
         stderr(&o)
     );
-    std::fs::write(&go, "").unwrap();
-    let o = wait_bounded(one, CHILD_TIMEOUT);
-    assert!(o.status.success(), "{}", stderr(&o));
-    vtsim_ok(
-        tmp.path(),
-        &[
-            "merge",
-            exp.to_str().unwrap(),
-            "--out",
-            split.to_str().unwrap(),
-        ],
-    );
+    release_held(one, &go);
+    merge_ok(tmp.path(), &exp, &split);
     assert_same_tree(&whole, &split);
     assert_eq!(hidden(tmp.path()), Vec::<String>::new());
 }
@@ -499,33 +417,14 @@ fn what_is_not_an_output_survives_the_swap_and_a_killed_swap_is_repaired() {
     std::fs::rename(out.join("shards"), staging.join("shards")).unwrap();
     std::fs::rename(out.join("notes.txt"), staging.join("notes.txt")).unwrap();
     std::fs::write(staging.join("points.csv"), "half-built").unwrap();
-    let o = vtsim(
-        tmp.path(),
-        &[
-            "run",
-            exp.to_str().unwrap(),
-            "--shard",
-            "1/2",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let o = run_out(tmp.path(), &exp, &out, &["--shard", "1/2"], &[]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("run `vtsim merge` or an unsharded run into it"),
         "{}",
         stderr(&o)
     );
-    vtsim_ok(
-        tmp.path(),
-        &[
-            "merge",
-            exp.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    merge_ok(tmp.path(), &exp, &out);
     assert!(listing(&out.join("shards")) == shards_before);
     assert_eq!(
         std::fs::read_to_string(out.join("notes.txt")).unwrap(),

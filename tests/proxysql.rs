@@ -1,4 +1,4 @@
-//! ProxySQL model: the seed's five experiments (`spec/proxysql.md` "What it must reproduce"),
+//! ProxySQL model: the seed's five experiments (`docs/proxysql.md`, "The lab"),
 //! the error cadence of experiment 3 under two settings, a closed form for the ping-shun
 //! detection time and for closed-loop throughput, invariants over every event, determinism,
 //! stream independence, a pinned digest and validation.
@@ -276,11 +276,9 @@ fn seed5_writer_inserted_into_readers_resumes_reads_within_the_second() {
     }
 }
 
-#[test]
-fn ping_shun_detection_time_matches_the_closed_form() {
-    // No traffic: only the ping loop can shun. Kill at 20 s; rounds every 8 s with a uniform
-    // phase; the shun is the post-processing of the 3rd failed round (refused: +2 ms).
-    // Detection = U(0, 8) + 16 s + 2 ms: mean 20.002 s, sd 8/√12.
+/// The lab with no clients (so only the Monitor's ping loop can shun) and `mysql-3` killed at
+/// 20 s, for 60 s.
+fn idle_lab_with_mysql_3_killed_at_20s() -> ProxysqlParams {
     let mut p = load("proxysql-lab.ron");
     p.clients.clear();
     p.actions = vec![ScriptedAction {
@@ -290,6 +288,15 @@ fn ping_shun_detection_time_matches_the_closed_form() {
         },
     }];
     p.horizon = secs(60);
+    p
+}
+
+#[test]
+fn ping_shun_detection_time_matches_the_closed_form() {
+    // No traffic: only the ping loop can shun. Kill at 20 s; rounds every 8 s with a uniform
+    // phase; the shun is the post-processing of the 3rd failed round (refused: +2 ms).
+    // Detection = U(0, 8) + 16 s + 2 ms: mean 20.002 s, sd 8/√12.
+    let p = idle_lab_with_mysql_3_killed_at_20s();
     let n = 600;
     let mut xs = vec![];
     for seed in 0..n {
@@ -314,15 +321,7 @@ fn a_refusal_slower_than_the_ping_timeout_still_shuns_at_the_timeout() {
     // (monitor_ping_thread, lib/MySQL_Monitor.cpp). A refusal that takes 20 s used to hold
     // each round's post-processing for 20 s, and the shun came 19 s late: detection must be
     // U(0, 8) + 16 s + the 1 s timeout, as with a refusal that takes exactly the timeout.
-    let mut p = load("proxysql-lab.ron");
-    p.clients.clear();
-    p.actions = vec![ScriptedAction {
-        at: secs(20),
-        action: Action::Kill {
-            host: "mysql-3".into(),
-        },
-    }];
-    p.horizon = secs(60);
+    let mut p = idle_lab_with_mysql_3_killed_at_20s();
     let mut at_timeout = p.clone();
     p.network.refused_latency = secs(20);
     at_timeout.network.refused_latency = p.monitor.ping_timeout;
@@ -485,7 +484,8 @@ fn sweeps_override_params_through_json() {
 
 #[test]
 fn dead_writer_is_demoted_by_read_only_timeouts_and_writes_wait_for_the_promotion() {
-    // Ref §1.6: three timeout-class read_only failures ⇒ read_only=1 ⇒ the dead writer is
+    // docs/proxysql.md, the read_only loop (MySQL_Monitor.cpp: "missed %d read_only checks.
+    // Assuming read_only=1"): three timeout-class read_only failures ⇒ read_only=1 ⇒ the dead writer is
     // moved to the reader hostgroup (ONLINE), the writer hostgroup is empty and writes wait
     // out connect_timeout_server_max (ERR 9001) until the promoted replica is copied in by
     // the next read_only round.

@@ -1,5 +1,5 @@
 //! Rollout model: closed forms, the seed's incident, determinism, stream independence, and
-//! fast vs per-query agreement (`spec/rollout.md` "What it must reproduce").
+//! fast vs per-query agreement (`docs/rollout.md`, "The incident").
 
 use vtsim::model::rollout::{
     run_detailed, DurationDist, Phase, RolloutParams, RolloutRun, WorkloadMode,

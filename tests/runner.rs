@@ -51,40 +51,12 @@ fn three_shards_merged_equal_one_run() {
     let exp = hold_experiment(tmp.path(), "shard", 25);
     let whole = tmp.path().join("whole");
     let split = tmp.path().join("split");
-    vtsim_ok(
-        tmp.path(),
-        &[
-            "run",
-            exp.to_str().unwrap(),
-            "--out",
-            whole.to_str().unwrap(),
-        ],
-    );
+    run_into(tmp.path(), &exp, &whole, &[]);
     for k in ["1/3", "2/3", "3/3"] {
-        vtsim_ok(
-            tmp.path(),
-            &[
-                "run",
-                exp.to_str().unwrap(),
-                "--shard",
-                k,
-                "--threads",
-                "1",
-                "--out",
-                split.to_str().unwrap(),
-            ],
-        );
+        run_into(tmp.path(), &exp, &split, &["--shard", k, "--threads", "1"]);
     }
     // Merged, the shards match the single run byte for byte.
-    vtsim_ok(
-        tmp.path(),
-        &[
-            "merge",
-            exp.to_str().unwrap(),
-            "--out",
-            split.to_str().unwrap(),
-        ],
-    );
+    merge_ok(tmp.path(), &exp, &split);
     assert_same_tree(&whole, &split);
 }
 
@@ -94,28 +66,9 @@ fn merge_refuses_a_missing_shard() {
     let exp = hold_experiment(tmp.path(), "miss", 5);
     let split = tmp.path().join("split");
     for k in ["1/3", "3/3"] {
-        vtsim_ok(
-            tmp.path(),
-            &[
-                "run",
-                exp.to_str().unwrap(),
-                "--shard",
-                k,
-                "--out",
-                split.to_str().unwrap(),
-            ],
-        );
+        run_into(tmp.path(), &exp, &split, &["--shard", k]);
     }
-    let o = vtsim(
-        tmp.path(),
-        &[
-            "merge",
-            exp.to_str().unwrap(),
-            "--out",
-            split.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let o = merge(tmp.path(), &exp, &split);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("shard 2/3"));
     assert!(!split.join("points.csv").exists());
@@ -139,18 +92,7 @@ fn a_killed_run_resumes_to_identical_files() {
             whole.to_str().unwrap(),
         ],
     );
-    let o = vtsim(
-        tmp.path(),
-        &[
-            "run",
-            exp.to_str().unwrap(),
-            "--threads",
-            "1",
-            "--out",
-            killed.to_str().unwrap(),
-        ],
-        &[("VTSIM_ABORT_AFTER_JOBS", "1000")],
-    );
+    let o = run_killed_after(tmp.path(), &exp, &killed, "1000");
     assert_eq!(
         o.status.code(),
         Some(3),
@@ -187,18 +129,7 @@ fn resume_refuses_another_experiment() {
     let tmp = tempfile::tempdir().unwrap();
     let a = hold_experiment(tmp.path(), "a", 400);
     let out = tmp.path().join("out");
-    let o = vtsim(
-        tmp.path(),
-        &[
-            "run",
-            a.to_str().unwrap(),
-            "--threads",
-            "1",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[("VTSIM_ABORT_AFTER_JOBS", "1")],
-    );
+    let o = run_killed_after(tmp.path(), &a, &out, "1");
     assert_eq!(o.status.code(), Some(3));
     let b = hold_experiment(tmp.path(), "b", 401);
     let o = vtsim(
@@ -336,7 +267,12 @@ fn set_field(lines: &mut [String], row: usize, i: usize, v: &str) {
     lines[row] = f.join(",");
 }
 
-type Tamper = fn(&mut Vec<String>);
+/// A change to a shard's rows: set field `i` of data row 3 to a value, or any other edit.
+enum Tamper {
+    Field(usize, &'static str),
+    Edit(fn(&mut Vec<String>)),
+}
+use Tamper::{Edit, Field};
 
 #[test]
 fn merge_refuses_a_tampered_shard_and_keeps_the_previous_outputs() {
@@ -353,113 +289,107 @@ fn merge_refuses_a_tampered_shard_and_keeps_the_previous_outputs() {
     let cases: Vec<(&str, Tamper, &[&str])> = vec![
         (
             "metric",
-            |l| set_field(l, 3, 7, "12.5"),
+            Field(7, "12.5"),
             &["row 3 ", "`end_time_s` is `12.5` in the file"],
         ),
         (
             "indicator",
-            |l| set_field(l, 3, 8, "0"),
+            Field(8, "0"),
             &["row 3 ", "`ended_late` is `0` in the file"],
         ),
         (
             "events",
-            |l| set_field(l, 3, 9, "301"),
+            Field(9, "301"),
             &["row 3 ", "`events` is `301` in the file"],
         ),
         (
             "digest",
-            |l| {
+            Edit(|l| {
                 let d = l[3].rsplit(',').next().unwrap().to_string();
                 let e = format!("{}{}", &d[..63], if d.ends_with('0') { "1" } else { "0" });
                 set_field(l, 3, 10, &e)
-            },
+            }),
             &["row 3 ", "`digest` is"],
         ),
         (
             "seed",
-            |l| set_field(l, 3, 3, "12345"),
+            Field(3, "12345"),
             &["row 3 ", "`seed` is `12345`, expected"],
         ),
         (
             "job",
-            |l| set_field(l, 3, 0, "8"),
+            Field(0, "8"),
             &["row 3 ", "`job` is `8`, expected `7`"],
         ),
         (
             "point",
-            |l| set_field(l, 3, 1, "0"),
+            Field(1, "0"),
             &["row 3 ", "`point` is `0`, expected `1`"],
         ),
         (
             "replicate",
-            |l| set_field(l, 3, 2, "3"),
+            Field(2, "3"),
             &["row 3 ", "`replicate` is `3`, expected `2`"],
         ),
         (
             "label",
-            |l| set_field(l, 3, 4, "6"),
+            Field(4, "6"),
             &["row 3 ", "`pending` is `6`, expected `5`"],
         ),
         (
             "dropped row",
-            |l| {
+            Edit(|l| {
                 l.remove(3);
-            },
+            }),
             &["row 3 ", "`job` is `10`, expected `7`"],
         ),
         (
             "duplicated row",
-            |l| {
+            Edit(|l| {
                 let r = l[3].clone();
                 l.insert(3, r);
-            },
+            }),
             &["row 4 ", "`job` is `7`, expected `10`"],
         ),
         (
             "unparsable row",
-            |l| l[3] = "7,1,2,x".into(),
+            Edit(|l| l[3] = "7,1,2,x".into()),
             &["row 3 ", "4 fields, expected 11"],
         ),
         (
             "swapped rows",
-            |l| l.swap(3, 4),
+            Edit(|l| l.swap(3, 4)),
             &["row 3 ", "`job` is `10`, expected `7`"],
         ),
         (
             "extra row",
-            |l| {
+            Edit(|l| {
                 let r = l[1].clone();
                 l.push(r);
-            },
+            }),
             &["row 11 ", "beyond the shard's 10 jobs"],
         ),
         (
             "dropped last row",
-            |l| {
+            Edit(|l| {
                 l.pop();
-            },
+            }),
             &["ends after row 9", "job 28 (row 10) is missing"],
         ),
         (
             "number format",
-            |l| set_field(l, 3, 9, "0300"),
+            Field(9, "0300"),
             &["row 3 ", "`events` is `0300`, not a count"],
         ),
     ];
     for (what, tamper, expect) in cases {
         let mut lines = lines_of(&good);
-        tamper(&mut lines);
+        match tamper {
+            Field(i, v) => set_field(&mut lines, 3, i, v),
+            Edit(edit) => edit(&mut lines),
+        }
         std::fs::write(&shard, join_lines(&lines)).unwrap();
-        let o = vtsim(
-            tmp.path(),
-            &[
-                "merge",
-                exp.to_str().unwrap(),
-                "--out",
-                split.to_str().unwrap(),
-            ],
-            &[],
-        );
+        let o = merge(tmp.path(), &exp, &split);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{what}: {err}");
         assert!(
@@ -485,15 +415,7 @@ fn merge_refuses_a_tampered_shard_and_keeps_the_previous_outputs() {
     }
     // The untouched shard merges again to the same files.
     std::fs::write(&shard, &good).unwrap();
-    vtsim_ok(
-        tmp.path(),
-        &[
-            "merge",
-            exp.to_str().unwrap(),
-            "--out",
-            split.to_str().unwrap(),
-        ],
-    );
+    merge_ok(tmp.path(), &exp, &split);
     assert!(before == tree(&split));
 }
 
@@ -531,25 +453,14 @@ fn merge_checks_shard_json_and_simulates_each_shards_first_row_again() {
         std::fs::read(dir.join("runs.csv")).unwrap(),
         std::fs::read(dir.join("shard.json")).unwrap(),
     );
-    let merge = || {
-        vtsim(
-            tmp.path(),
-            &[
-                "merge",
-                exp.to_str().unwrap(),
-                "--out",
-                split.to_str().unwrap(),
-            ],
-            &[],
-        )
-    };
+    let merge_again = || merge(tmp.path(), &exp, &split);
     // A changed metric in row 1 with shard.json rehashed to match: the re-simulation of the
     // shard's first row still catches it.
     let mut lines = lines_of(&good_runs);
     set_field(&mut lines, 1, 7, "12.5");
     std::fs::write(dir.join("runs.csv"), join_lines(&lines)).unwrap();
     rehash_shard(&dir);
-    let o = merge();
+    let o = merge_again();
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("shards/1-of-3/runs.csv: row 1 (line 2, job 0) is not what this vtsim simulates: `end_time_s` is `12.5` in the file"),
@@ -562,7 +473,7 @@ fn merge_checks_shard_json_and_simulates_each_shards_first_row_again() {
     let mut j: serde_json::Value = serde_json::from_slice(&good_json).unwrap();
     j["block_blake3"][0] = "00000000000000000000000000000000".into();
     std::fs::write(dir.join("shard.json"), j.to_string()).unwrap();
-    let o = merge();
+    let o = merge_again();
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains(
@@ -575,7 +486,7 @@ fn merge_checks_shard_json_and_simulates_each_shards_first_row_again() {
     let mut j: serde_json::Value = serde_json::from_slice(&good_json).unwrap();
     j["runs_csv_blake3"] = "ab".repeat(32).into();
     std::fs::write(dir.join("shard.json"), j.to_string()).unwrap();
-    let o = merge();
+    let o = merge_again();
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("but shard.json recorded abab"),
@@ -586,7 +497,7 @@ fn merge_checks_shard_json_and_simulates_each_shards_first_row_again() {
     let mut j: serde_json::Value = serde_json::from_slice(&good_json).unwrap();
     j["fingerprint"] = "0".repeat(64).into();
     std::fs::write(dir.join("shard.json"), j.to_string()).unwrap();
-    let o = merge();
+    let o = merge_again();
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("shard 1/3 in"), "{}", stderr(&o));
     assert!(
@@ -595,7 +506,7 @@ fn merge_checks_shard_json_and_simulates_each_shards_first_row_again() {
         stderr(&o)
     );
     std::fs::write(dir.join("shard.json"), "{\"fingerprint\": 1}").unwrap();
-    let o = merge();
+    let o = merge_again();
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("not a shard record of this vtsim"),
@@ -641,18 +552,7 @@ fn labels_with_commas_and_quotes_round_trip_through_resume_and_merge() {
     assert_same_tree(&whole, &split);
     // Killed after one chunk and resumed.
     let killed = tmp.path().join("killed");
-    let o = vtsim(
-        tmp.path(),
-        &[
-            "run",
-            exp.to_str().unwrap(),
-            "--threads",
-            "1",
-            "--out",
-            killed.to_str().unwrap(),
-        ],
-        &[("VTSIM_ABORT_AFTER_JOBS", "1000")],
-    );
+    let o = run_killed_after(tmp.path(), &exp, &killed, "1000");
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let o = run_into(tmp.path(), &exp, &killed, &["--resume"]);
     assert!(stderr(&o).contains(", 1024 resumed"), "{}", stderr(&o));
@@ -689,14 +589,6 @@ fn resuming_a_finished_shard_simulates_nothing_unless_its_files_changed() {
     );
     assert!(err.contains("vtsim: 15 runs in"), "{err}");
     assert!(listing(&dir) == before);
-    vtsim_ok(
-        tmp.path(),
-        &[
-            "merge",
-            exp.to_str().unwrap(),
-            "--out",
-            split.to_str().unwrap(),
-        ],
-    );
+    merge_ok(tmp.path(), &exp, &split);
     assert_same_tree(&whole, &split);
 }

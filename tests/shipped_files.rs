@@ -5,6 +5,8 @@ use std::path::Path;
 use vtsim::experiment::files::EMBEDDED_MODELS;
 use vtsim::experiment::{load_model_file, load_plan};
 
+mod common;
+
 fn ron_files(dir: &str) -> Vec<std::path::PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut v: Vec<_> = std::fs::read_dir(root)
@@ -51,11 +53,43 @@ fn every_experiment_file_validates() {
     }
 }
 
+/// `vtsim replay models/incident-000.ron`, with no `--seed`, replays the incident with the
+/// model file's own seed (0xbaaf1458e77f4857): the seed line, the discovery lags of replica A
+/// that the report gives, and the pinned digest. With another seed the queries differ, so the
+/// digest does too (the file's seed is what the replay depends on).
 #[test]
 fn the_incident_replays_with_its_own_seed() {
-    let m = load_model_file(&Path::new(env!("CARGO_MANIFEST_DIR")).join("models/incident-000.ron"))
-        .unwrap();
-    assert_eq!(m.seed, Some(0xbaaf1458e77f4857));
+    let root = common::root();
+    let model = root.join("models/incident-000.ron");
+    let model = model.to_str().unwrap();
+    let o = common::vtsim_ok(&root, &["replay", model]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        text.contains("seed    13451992984052516951 (0xbaaf1458e77f4857)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("digest  ade20bc22d64b97e34700e7542c69bcad2f649191e2bf80cbb0c27e992d7c020"),
+        "{text}"
+    );
+    // The lag table's first column: restart #1 (replica A), vtgate-01 .. vtgate-10.
+    let lags: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("vtgate-") && l.split_whitespace().count() == 4)
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        lags,
+        [
+            "0.000", "44.000", "46.000", "46.000", "46.000", "46.000", "46.000", "46.000",
+            "48.000", "51.000"
+        ],
+        "{text}"
+    );
+    let other = common::vtsim_ok(&root, &["replay", model, "--seed", "1"]);
+    let other = String::from_utf8_lossy(&other.stdout).to_string();
+    assert!(other.contains("seed    1 (0x0000000000000001)"), "{other}");
+    assert!(!other.contains("ade20bc22d64b97e"), "{other}");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Site-poller model (`spec/site_poller.md` "What it must reproduce"): detection bounds by
+//! Site-poller model (`docs/site_poller.md`, "The report"): detection bounds by
 //! phase, the compound-failure backoff cliff, the debounce asymmetry and the bypass, the two
 //! loop drivers' cadences with a dark site, `computeState` transcribed and compared on any
 //! probe sequence, false Unreachable rates against their closed form, the failover layer,
@@ -121,7 +121,8 @@ fn refused_at_defaults_is_detected_in_4_to_6_s() {
 
 #[test]
 fn dark_site_detection_at_defaults() {
-    // ref §2.8: (F−1)·(4+2) + 4 + φ, φ ∈ (0, 2] → (16 s, 18 s] with zero other latencies.
+    // A dark probe fails at the driver's 4 s statusNetTimeout (docs/site_poller.md):
+    // (F−1)·(4+2) + 4 + φ, φ ∈ (0, 2] → (16 s, 18 s] with zero other latencies.
     let mut p = playground().zero_latencies();
     p.faults = vec![fault("iad", 60.0, FaultKind::Dark)];
     p.horizon = s(120.0);

@@ -86,6 +86,36 @@ pub fn vtsim_within(cwd: &Path, args: &[&str], env: &[(&str, &str)], secs: u64) 
     wait_bounded(spawn(vtsim_cmd(cwd, args, env)), Duration::from_secs(secs))
 }
 
+/// How `vtsim validate FILE` and `vtsim run FILE --out out`, run in `dir` (each killed, and the
+/// test failed, after 20 s), fall short of a clean refusal of input `case`: one line per
+/// problem (an exit code other than 2, a fragment of `want` missing from stderr, a panic, an
+/// output folder written). Empty when both commands refuse the input as they should.
+pub fn refusal_failures(dir: &Path, case: &str, file: &str, want: &[&str]) -> Vec<String> {
+    let mut failures = vec![];
+    for args in [vec!["validate", file], vec!["run", file, "--out", "out"]] {
+        let o = vtsim_within(dir, &args, &[], 20);
+        let err = String::from_utf8_lossy(&o.stderr);
+        if o.status.code() != Some(2) {
+            failures.push(format!(
+                "{case}: {args:?}: exit {:?}: {err}",
+                o.status.code()
+            ));
+        }
+        for w in want {
+            if !err.contains(w) {
+                failures.push(format!("{case}: {args:?}: `{w}` not in: {err}"));
+            }
+        }
+        if err.contains("panicked") {
+            failures.push(format!("{case}: {args:?}: panic: {err}"));
+        }
+        if dir.join("out").exists() {
+            failures.push(format!("{case}: {args:?}: output written"));
+        }
+    }
+    failures
+}
+
 /// Run `vtsim` with `args` in `cwd` and assert that it succeeded.
 pub fn vtsim_ok(cwd: &Path, args: &[&str]) -> Output {
     let o = vtsim(cwd, args, &[]);
@@ -191,11 +221,53 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
 
-/// Run `exp` into `out` (extra args after), asserting success.
-pub fn run_into(cwd: &Path, exp: &Path, out: &Path, extra: &[&str]) -> Output {
+/// The arguments of `vtsim run EXP --out OUT EXTRA...`.
+pub fn run_args<'a>(exp: &'a Path, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec!["run", exp.to_str().unwrap(), "--out", out.to_str().unwrap()];
     args.extend_from_slice(extra);
-    vtsim_ok(cwd, &args)
+    args
+}
+
+/// Run `exp` into `out` (extra args after), asserting success.
+pub fn run_into(cwd: &Path, exp: &Path, out: &Path, extra: &[&str]) -> Output {
+    vtsim_ok(cwd, &run_args(exp, out, extra))
+}
+
+/// Run `exp` into `out` (extra args after) with `env`, whatever the outcome (bounded).
+pub fn run_out(cwd: &Path, exp: &Path, out: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
+    vtsim(cwd, &run_args(exp, out, extra), env)
+}
+
+/// `vtsim run EXP --out OUT --threads 1` that kills itself (exit 3) after `jobs` jobs
+/// (`VTSIM_ABORT_AFTER_JOBS`), as a killed machine would leave it; bounded.
+pub fn run_killed_after(cwd: &Path, exp: &Path, out: &Path, jobs: &str) -> Output {
+    run_out(
+        cwd,
+        exp,
+        out,
+        &["--threads", "1"],
+        &[("VTSIM_ABORT_AFTER_JOBS", jobs)],
+    )
+}
+
+/// The arguments of `vtsim merge EXP --out OUT`.
+pub fn merge_args<'a>(exp: &'a Path, out: &'a Path) -> Vec<&'a str> {
+    vec![
+        "merge",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]
+}
+
+/// `vtsim merge EXP --out OUT`, whatever the outcome (bounded).
+pub fn merge(cwd: &Path, exp: &Path, out: &Path) -> Output {
+    vtsim(cwd, &merge_args(exp, out), &[])
+}
+
+/// `vtsim merge EXP --out OUT`, asserting success.
+pub fn merge_ok(cwd: &Path, exp: &Path, out: &Path) -> Output {
+    vtsim_ok(cwd, &merge_args(exp, out))
 }
 
 /// Run shards 1..=n of `exp` into `out` and merge them, asserting success.
@@ -204,13 +276,5 @@ pub fn shards_and_merge(cwd: &Path, exp: &Path, out: &Path, n: u64) {
         let s = format!("{k}/{n}");
         run_into(cwd, exp, out, &["--shard", &s, "--threads", "1"]);
     }
-    vtsim_ok(
-        cwd,
-        &[
-            "merge",
-            exp.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    merge_ok(cwd, exp, out);
 }
