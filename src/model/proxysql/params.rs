@@ -322,6 +322,14 @@ impl ProxysqlParams {
 
     /// Checks serde cannot make.
     pub fn check(&self) -> Checked {
+        if let Some(d) = self.wall_clock_offset {
+            if d >= SimDuration::from_secs(1) {
+                return fail(
+                    "wall_clock_offset",
+                    "a duration below 1s (where time 0 falls within its wall-clock second)",
+                );
+            }
+        }
         let hosts = self.hosts();
         for (i, h) in hosts.iter().enumerate() {
             if h.is_empty() {

@@ -170,7 +170,7 @@ impl ProxysqlWorld {
             .collect();
         let wall_drawn = p.wall_clock_offset.is_none();
         let wall_offset = match p.wall_clock_offset {
-            Some(d) => d.as_nanos() % 1_000_000_000,
+            Some(d) => d.as_nanos(), // below 1 s (checked)
             None => (uniform01(&mut stream(seed, "wallclock", 0)) * 1e9) as u64,
         };
         let v = &p.variables;
