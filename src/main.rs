@@ -37,8 +37,10 @@ enum Cmd {
         /// Worker threads, 1 to 1024 (results are identical for any number).
         #[arg(long)]
         threads: Option<usize>,
-        /// Run only shard K of N (1-based); join the shards with `vtsim merge`.
-        #[arg(long, value_name = "K/N")]
+        /// Run only shard K of N (1-based), or `auto/N` / `auto` to take K (and N) from
+        /// JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm); join the shards
+        /// with `vtsim merge`.
+        #[arg(long, value_name = "K/N|auto/N|auto")]
         shard: Option<String>,
         /// Go on from the rows an interrupted run wrote.
         #[arg(long)]
@@ -132,24 +134,6 @@ enum Cmd {
     },
 }
 
-fn parse_shard(s: &str) -> Result<(u64, u64), String> {
-    let (k, n) = s
-        .split_once('/')
-        .ok_or_else(|| format!("--shard `{s}`: expected K/N, e.g. 2/3"))?;
-    let k: u64 = k
-        .trim()
-        .parse()
-        .map_err(|_| format!("--shard `{s}`: K is not a number"))?;
-    let n: u64 = n
-        .trim()
-        .parse()
-        .map_err(|_| format!("--shard `{s}`: N is not a number"))?;
-    if n == 0 || k == 0 || k > n {
-        return Err(format!("--shard `{s}`: need 1 <= K <= N"));
-    }
-    Ok((k, n))
-}
-
 fn bad(m: impl Into<String>) -> anyhow::Error {
     BadInput(m.into()).into()
 }
@@ -214,7 +198,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             resume,
             out,
         } => {
-            let shard = shard.map(|s| parse_shard(&s)).transpose().map_err(bad)?;
+            let shard = shard
+                .map(|s| vtsim::experiment::shard_spec::parse(&s, |k| std::env::var(k).ok()))
+                .transpose()
+                .map_err(bad)?;
             let threads = check_threads(threads)?;
             let plan = load_plan(&experiment)?;
             let out = out.unwrap_or_else(|| default_out(&plan.experiment.name));

@@ -7,6 +7,7 @@ pub mod hooks;
 pub mod layout;
 pub mod plan;
 pub mod runner;
+pub mod shard_spec;
 
 pub use error::InputError;
 pub use files::{load_model_arg, load_model_file, parse_model, ExperimentFile, ModelFile};
