@@ -125,19 +125,32 @@ const MAX_RECORD: usize = 1 + 10 + 256 + 5 + 256 + 10 + 10;
 
 /// The encode buffer: initialised bytes and a fill mark. Between records `len < FLUSH_AT`
 /// and there are at least [`MAX_RECORD`] bytes past `len`, so a record is written with no
-/// capacity check and no reallocation. It starts at 4 KiB (a model run of a few hundred
-/// records never grows it) and doubles up to `FLUSH_AT + MAX_RECORD`.
+/// capacity check and no reallocation. It starts at 8 KiB (a model run of a few hundred
+/// records never grows it) and doubles up to `FLUSH_AT + MAX_RECORD`. A dropped buffer is
+/// kept for the next trace made on the same thread (a sweep makes one trace per run), so a
+/// run neither allocates nor zeroes one; only the bytes below `len`, written by this trace,
+/// are ever read.
 struct Buf {
     bytes: Vec<u8>,
     len: usize,
 }
 
+thread_local! {
+    /// Buffers of dropped traces, for the next ones on this thread.
+    static SPARE_BUFS: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Spare buffers kept per thread.
+const SPARE_KEPT: usize = 4;
+
 impl Buf {
     fn new() -> Self {
-        Buf {
-            bytes: vec![0u8; 4096],
-            len: 0,
-        }
+        let bytes = SPARE_BUFS
+            .try_with(|s| s.borrow_mut().pop())
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| vec![0u8; 8192]);
+        Buf { bytes, len: 0 }
     }
     /// Room for one record.
     #[inline(always)]
@@ -157,6 +170,19 @@ impl Buf {
     #[inline(always)]
     fn filled(&self) -> &[u8] {
         &self.bytes[..self.len]
+    }
+}
+
+impl Drop for Buf {
+    fn drop(&mut self) {
+        let bytes = std::mem::take(&mut self.bytes);
+        let _ = SPARE_BUFS.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                if s.len() < SPARE_KEPT {
+                    s.push(bytes);
+                }
+            }
+        });
     }
 }
 
@@ -522,6 +548,13 @@ mod tests {
             want.len()
         );
         assert_eq!(t.digest_hex(), blake3::hash(&want).to_hex().to_string());
+        // The next trace on this thread reuses the (dirty) buffer: it hashes only its own bytes.
+        drop(t);
+        let mut u = Trace::digest_only();
+        u.event(SimTime(1_000), &R);
+        let (mut one, mut last_t) = (Vec::new(), 0);
+        reference_bytes(&mut one, &mut last_t, TAG_EVENT, 1_000, &R);
+        assert_eq!(u.digest_hex(), blake3::hash(&one).to_hex().to_string());
     }
 
     #[test]
