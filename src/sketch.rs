@@ -231,6 +231,13 @@ impl QuantileSketch {
     pub fn max(&self) -> f64 {
         self.max
     }
+    /// The values in the order they were added (merged sketches: in merge order), while
+    /// every value is held; `None` once the sketch counts buckets. A caller that needs more
+    /// than quantiles (a two-pass standard deviation) can use them exactly as it would use its
+    /// own list.
+    pub fn exact_values(&self) -> Option<&[f64]> {
+        self.exact.as_deref()
+    }
     /// True while every value is held and answers are exact.
     pub fn is_exact(&self) -> bool {
         self.exact.is_some()
@@ -591,9 +598,10 @@ mod tests {
                 quantile_sorted(&sorted, q).to_bits()
             );
         }
+        assert_eq!(s.exact_values(), Some(&v[..]));
         let mut t = s.clone();
         t.add(1.0);
-        assert!(!t.is_exact());
+        assert!(!t.is_exact() && t.exact_values().is_none());
     }
 
     #[test]
