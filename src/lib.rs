@@ -9,5 +9,6 @@ pub mod model;
 pub mod replay;
 pub mod report;
 pub mod sim;
+pub mod sketch;
 pub mod stats;
 pub mod tracediff;

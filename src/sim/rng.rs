@@ -25,9 +25,44 @@ pub fn stream_id(tag: &str, index: u32) -> u64 {
     (hi << 32) | index as u64
 }
 
+/// `ChaCha8Rng::seed_from_u64(seed)`, the start of every stream of a run, with the seed's
+/// expansion to a 32-byte key (rand_core's PCG32 fill) remembered for the last seed on this
+/// thread: a run makes all its streams from one seed. `from_seed` of the same key is the same
+/// generator, so the draws are those of `seed_from_u64(seed)`.
+#[inline]
+fn seeded(seed: u64) -> SimRng {
+    thread_local! {
+        static LAST: std::cell::Cell<Option<(u64, [u8; 32])>> = const { std::cell::Cell::new(None) };
+    }
+    let key = match LAST.with(|l| l.get()) {
+        Some((s, k)) if s == seed => k,
+        _ => {
+            let k = seed_key(seed);
+            LAST.with(|l| l.set(Some((seed, k))));
+            k
+        }
+    };
+    ChaCha8Rng::from_seed(key)
+}
+
+/// The key `SeedableRng::seed_from_u64` expands `state` to (rand_core 0.10, `seedable_rng.rs`):
+/// successive PCG32 outputs, little-endian.
+fn seed_key(mut state: u64) -> [u8; 32] {
+    const MUL: u64 = 6_364_136_223_846_793_005;
+    const INC: u64 = 11_634_580_027_462_260_723;
+    let mut key = [0u8; 32];
+    for chunk in key.chunks_exact_mut(4) {
+        state = state.wrapping_mul(MUL).wrapping_add(INC);
+        let xorshifted = (((state >> 18) ^ state) >> 27) as u32;
+        let rot = (state >> 59) as u32;
+        chunk.copy_from_slice(&xorshifted.rotate_right(rot).to_le_bytes());
+    }
+    key
+}
+
 /// The stream of component `(tag, index)` in the run seeded with `seed`.
 pub fn stream(seed: u64, tag: &str, index: u32) -> SimRng {
-    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    let mut r = seeded(seed);
     r.set_stream(stream_id(tag, index));
     r
 }
@@ -53,7 +88,7 @@ pub fn cached_stream_id(tag: &'static str, index: u32) -> u64 {
 /// [`stream`] for a tag known at compile time, without hashing the tag again
 /// ([`cached_stream_id`]): the same generator, the same draws.
 pub fn cached_stream(seed: u64, tag: &'static str, index: u32) -> SimRng {
-    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    let mut r = seeded(seed);
     r.set_stream(cached_stream_id(tag, index));
     r
 }
@@ -84,7 +119,7 @@ impl LazyRng {
     pub fn get(&mut self) -> &mut SimRng {
         let (seed, id) = (self.seed, self.id);
         self.rng.get_or_insert_with(|| {
-            let mut r = ChaCha8Rng::seed_from_u64(seed);
+            let mut r = seeded(seed);
             r.set_stream(id);
             r
         })
@@ -219,6 +254,32 @@ mod tests {
             LazyRng::new(9, "tablet", 4).get().next_u64(),
             stream(9, "tablet", 3).next_u64()
         );
+    }
+
+    /// Streams made through the per-thread seed cache, interleaving seeds and tags (so the
+    /// cache is hit and missed), draw exactly what a freshly seeded generator does.
+    #[test]
+    fn the_seed_cache_changes_no_draw() {
+        let fresh = |seed: u64, tag: &str, i: u32| {
+            let mut r = ChaCha8Rng::seed_from_u64(seed);
+            r.set_stream(stream_id(tag, i));
+            (0..70).map(|_| r.next_u64()).collect::<Vec<_>>()
+        };
+        for seed in [1u64, 1, 2, 1, u64::MAX, u64::MAX, 0] {
+            for (tag, i) in [("vtgate", 0), ("vtgate", 9), ("tablet", 3)] {
+                let mut a = stream(seed, tag, i);
+                let mut b = cached_stream(seed, tag, i);
+                let mut c = LazyRng::new(seed, tag, i);
+                let want = fresh(seed, tag, i);
+                assert_eq!((0..70).map(|_| a.next_u64()).collect::<Vec<_>>(), want);
+                assert_eq!((0..70).map(|_| b.next_u64()).collect::<Vec<_>>(), want);
+                assert_eq!(
+                    (0..70).map(|_| c.get().next_u64()).collect::<Vec<_>>(),
+                    want
+                );
+            }
+        }
+        assert_ne!(fresh(1, "vtgate", 0), fresh(2, "vtgate", 0));
     }
 
     #[test]
