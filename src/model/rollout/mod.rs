@@ -66,7 +66,7 @@ pub mod world;
 
 pub use metrics::Burst;
 pub use params::{
-    DurationDist, OperatorParams, Phase, PrsCandidate, PrsReload, ReplicaOrder, RolloutParams,
+    DurationDist, ObservedDraw, OperatorParams, Phase, PrsCandidate, PrsReload, ReplicaOrder, RolloutParams,
     TabletParams, VtgateParams, WorkloadMode, WorkloadParams,
 };
 pub use world::{Exposure, RestartRec, RolloutWorld};

@@ -31,7 +31,7 @@ impl RolloutWorld {
             }
             op.order = replicas;
             if s == 0 || self.p.operator.parallel_shards {
-                let d = self.p.operator.step_latency.sample(op.rng.get());
+                let d = self.p.operator.step_latency.sample_at(op.rng.get(), s * per);
                 first.push((s as u16, start + d));
             }
         }
@@ -40,9 +40,11 @@ impl RolloutWorld {
 
     /// The shard's in-flight tablet is Available: release the next one or finish.
     pub(super) fn step_done(&mut self, now: SimTime, shard: usize, s: &mut Scheduler<Event>) {
+        let per = self.per_shard();
         let op = &mut self.shard_ops[shard];
         if op.next < op.order.len() {
-            let d = self.p.operator.step_latency.sample(op.rng.get());
+            let i = shard * per + op.next;
+            let d = self.p.operator.step_latency.sample_at(op.rng.get(), i);
             s.after(
                 d,
                 Event::Release {
@@ -59,7 +61,8 @@ impl RolloutWorld {
         self.rollout_end = self.rollout_end.max(now);
         if !self.p.operator.parallel_shards && shard + 1 < self.shard_ops.len() {
             let op = &mut self.shard_ops[shard + 1];
-            let d = self.p.operator.step_latency.sample(op.rng.get());
+            let i = (shard + 1) * per;
+            let d = self.p.operator.step_latency.sample_at(op.rng.get(), i);
             s.after(
                 d,
                 Event::Release {
@@ -106,7 +109,7 @@ impl RolloutWorld {
         };
         op.prs_old = old as u16;
         op.prs_new = cand;
-        let d = self.p.operator.prs_duration.sample(op.rng.get());
+        let d = self.p.operator.prs_duration.sample_at(op.rng.get(), shard);
         self.tablets[old].serving = false;
         self.push_health(now, old, s);
         for g in 0..self.m() {
