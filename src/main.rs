@@ -67,6 +67,13 @@ enum Cmd {
         /// the three traces record by record, and fail naming the first that differs.
         #[arg(long)]
         check: bool,
+        /// Write what the real components would print for this run into DIR (rollout
+        /// models): one log per vtgate, events.json and pods.json (docs/fit.md).
+        #[arg(long, value_name = "DIR")]
+        emit_logs: Option<PathBuf>,
+        /// The vtgate log format of --emit-logs: glog (Vitess <= v23) or json (v24 slog).
+        #[arg(long, default_value = "glog", requires = "emit_logs")]
+        log_format: vtsim::fit::emit::LogFormat,
     },
     /// Compare two JSONL traces (`replay --trace`): print the first differing record with
     /// the records before it; exit 1 if they differ, 0 if they are equal.
@@ -273,7 +280,17 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             sets,
             out,
             check,
-        } => replay(&model, seed, trace.as_deref(), &sets, out.as_deref(), check),
+            emit_logs,
+            log_format,
+        } => {
+            let code = replay(&model, seed, trace.as_deref(), &sets, out.as_deref(), check)?;
+            if let Some(dir) = emit_logs {
+                for p in replay::emit_logs(&model, seed, &sets, &dir, log_format)? {
+                    println!("wrote   {}", p.display());
+                }
+            }
+            Ok(code)
+        }
         Cmd::Diff { a, b, context } => diff(&a, &b, context),
         Cmd::Validate { file } => validate(&file).map(|()| ExitCode::SUCCESS),
         Cmd::Bench {

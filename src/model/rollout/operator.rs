@@ -109,6 +109,13 @@ impl RolloutWorld {
         };
         op.prs_old = old as u16;
         op.prs_new = cand;
+        self.prs.push(super::world::PrsRec {
+            shard: shard as u16,
+            old: old as u16,
+            new: cand,
+            start: now,
+            end: SimTime::MAX,
+        });
         let d = self.p.operator.prs_duration.sample_at(op.rng.get(), shard);
         self.tablets[old].serving = false;
         self.push_health(now, old, s);
@@ -132,6 +139,9 @@ impl RolloutWorld {
             let op = &self.shard_ops[shard];
             (op.prs_old as usize, op.prs_new as usize)
         };
+        if let Some(r) = self.prs.iter_mut().rev().find(|r| r.shard as usize == shard) {
+            r.end = now;
+        }
         self.tablets[old].primary = false;
         self.tablets[old].serving = true;
         self.tablets[new].primary = true;

@@ -93,6 +93,7 @@ impl RolloutWorld {
             if v.hc_addr != addr {
                 continue;
             }
+            let broke = v.connected;
             v.connected = false;
             v.serving = false;
             if keep {
@@ -108,6 +109,14 @@ impl RolloutWorld {
                         gen: v.gen,
                     },
                 );
+            }
+            if broke {
+                let note = super::world::Note::StreamError {
+                    g: g as u16,
+                    tablet: t as u16,
+                    addr,
+                };
+                self.note(now, note);
             }
             self.reevaluate(now, g, shard, s);
         }
