@@ -196,3 +196,32 @@ fn round_trip_on_50_seeds_of_the_default_model_reproduces_discoveries_and_exposu
     assert!(dg < 1000 && eg < 1000, "glog: {dg} ns, {eg} ns");
     assert!(dj <= 1 && ej <= 1, "json: {dj} ns, {ej} ns");
 }
+
+#[test]
+fn kubectl_timestamps_prefixed_glog_fits_the_same() {
+    // `kubectl logs --timestamps`: RFC3339Nano with 9 digits, a space, the line.
+    let p = RolloutParams::default();
+    let orig = run_with_logs(&p, 5, RunOptions::default());
+    let plain = render_run(&p, &orig, LogFormat::Glog);
+    let prefixed: Vec<(String, String)> = plain
+        .iter()
+        .map(|(n, t)| {
+            if !n.ends_with(".log") {
+                return (n.clone(), t.clone());
+            }
+            let mut out = String::new();
+            for (i, l) in t.lines().enumerate() {
+                out.push_str(&format!("2026-07-18T14:00:{:02}.123456789Z {l}\n", i % 60));
+            }
+            (n.clone(), out)
+        })
+        .collect();
+    let a = fit(&inputs(&plain), &FitOptions::default()).unwrap();
+    let b = fit(&inputs(&prefixed), &FitOptions::default()).unwrap();
+    assert_eq!(
+        format!("{:?}", a.params),
+        format!("{:?}", b.params),
+        "same model with and without the prefix"
+    );
+    assert_eq!(a.t0, b.t0);
+}

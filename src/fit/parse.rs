@@ -266,7 +266,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, InputError> {
     if trimmed.is_empty() {
         return Err(err(path, 0, "empty file"));
     }
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+    let is_short = |l: &str| l.trim_start().starts_with("[t+");
+    if (trimmed.starts_with('{') || trimmed.starts_with('[')) && !is_short(trimmed) {
         // A whole JSON document (kubectl -o json), or JSON lines (a v24 vtgate log).
         if let Ok(v) = serde_json::from_str::<Value>(text) {
             return kube_list(path, &v);
@@ -284,7 +285,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, InputError> {
     let first = text
         .lines()
         .map(|l| strip_prefix(l).1)
-        .find(|l| !l.trim().is_empty() && !is_noise(l))
+        .find(|l| !l.trim().is_empty() && !is_noise(l) && !l.starts_with('#'))
         .unwrap_or("");
     if first.starts_with("[t+") {
         return short_form(path, text).map(|v| Input::Short(path.to_path_buf(), v));
