@@ -4,7 +4,7 @@
 //!
 //! [`parse`] recognises each input by its content; [`infer`] turns them into parameters
 //! (every value with its resolution, censored ones marked); [`report`] writes the fit report
-//! (text and CSV: observed vs replayed discovery lags and bursts per vtgate, with residuals).
+//! (text, CSV and a chart: observed vs replayed discovery lags and bursts per vtgate, with residuals).
 
 pub mod emit;
 pub mod infer;
@@ -104,7 +104,7 @@ pub fn model_text(f: &Fit) -> String {
 }
 
 /// `vtsim fit`: fit `paths`, write the model to `out` and the report beside it
-/// (`<out stem>.fit.txt`, `.fit.csv`); returns the report text and the files written.
+/// (`<out stem>.fit.txt`, `.fit.csv`, `.fit.png` and `.fit.svg`); returns the report text and the files written.
 pub fn run(
     paths: &[PathBuf],
     out: &Path,
@@ -125,8 +125,19 @@ pub fn run(
         (csvp, csv),
     ] {
         crate::io::write_atomic(&p, body.as_bytes())
-            .map_err(|e| FitError::Output(format!("writing {}: {e}", p.display())))?;
+            .map_err(|e| FitError::Output(e.to_string()))?;
         written.push(p);
     }
+    let dir = out
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let chart_stem = format!(
+        "{}.fit",
+        stem.file_name().and_then(|s| s.to_str()).unwrap_or("model")
+    );
+    crate::chart::draw_files(&report::chart(&fitted), dir, &chart_stem)
+        .map_err(|e| FitError::Output(format!("drawing the fit chart: {e:#}")))?;
+    written.push(dir.join(format!("{chart_stem}.png")));
     Ok((report_text, written))
 }

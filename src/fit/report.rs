@@ -157,3 +157,78 @@ pub fn render(f: &Fit) -> (String, String) {
     }
     (t, csv)
 }
+
+/// The report's chart: per vtgate (x), each restart's observed and replayed discovery lag,
+/// and their residual (s), plus each vtgate's observed error count per burst.
+pub fn chart(f: &Fit) -> crate::chart::ChartData {
+    use crate::chart::{ChartData, Curve, CurvePoint, MarkLine};
+    let run = run_detailed(&f.params, 1, RunOptions::default());
+    let pt = |x: usize, y: f64| CurvePoint {
+        x: (x + 1) as f64,
+        y,
+        band: None,
+    };
+    let mut curves = vec![];
+    for r in &f.restarts {
+        let k = f.tablets.iter().position(|a| a.as_ref() == Some(&r.alias));
+        let rep = k.and_then(|k| run.restarts.iter().find(|x| x.tablet as usize == k));
+        let (mut obs, mut repl, mut resid) = (vec![], vec![], vec![]);
+        for (g, d) in r.discovered.iter().enumerate() {
+            let o = d.map(|d| secs(d - r.serve.ns));
+            let p = rep.and_then(|x| {
+                (x.discovered[g] != SimTime::MAX)
+                    .then(|| x.discovered[g].since(x.serving_at).as_secs_f64())
+            });
+            if let Some(o) = o {
+                obs.push(pt(g, o));
+            }
+            if let Some(p) = p {
+                repl.push(pt(g, p));
+            }
+            if let (Some(o), Some(p)) = (o, p) {
+                resid.push(pt(g, p - o));
+            }
+        }
+        let name = r.alias.to_string();
+        curves.push(Curve {
+            label: format!("{name} observed lag"),
+            points: obs,
+            series_x: None,
+        });
+        curves.push(Curve {
+            label: format!("{name} replayed lag"),
+            points: repl,
+            series_x: None,
+        });
+        curves.push(Curve {
+            label: format!("{name} residual"),
+            points: resid,
+            series_x: None,
+        });
+    }
+    let mut errs: Vec<f64> = vec![0.0; f.vtgates.len()];
+    for b in &f.bursts {
+        errs[b.g] += b.errors as f64;
+    }
+    curves.push(Curve {
+        label: "observed errors (count / 10)".into(),
+        points: errs
+            .iter()
+            .enumerate()
+            .map(|(g, e)| pt(g, e / 10.0))
+            .collect(),
+        series_x: None,
+    });
+    ChartData {
+        title: "vtsim fit: discovery lag per vtgate, observed vs replayed".into(),
+        x_label: "vtgate (model order)".into(),
+        y_label: "seconds (errors: count / 10)".into(),
+        log_x: false,
+        log_y: false,
+        curves,
+        marks: vec![MarkLine::H {
+            y: f.params.operator.tablet_available_timeout.as_secs_f64(),
+            label: "Available gate".into(),
+        }],
+    }
+}
