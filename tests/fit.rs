@@ -225,3 +225,22 @@ fn kubectl_timestamps_prefixed_glog_fits_the_same() {
     );
     assert_eq!(a.t0, b.t0);
 }
+
+#[test]
+fn round_trip_on_10_seeds_of_a_two_shard_model_with_three_replicas() {
+    // Two shards rolling in parallel, four replicas each: the steps and PRS are per shard.
+    let mut p = RolloutParams::default();
+    p.shards = 2;
+    p.replicas_per_shard = 3;
+    p.vtgates = 6;
+    let mut worst = (0, 0);
+    for seed in 0..10u64 {
+        let (d, e) = round_trip(
+            &p,
+            vtsim::sim::rng::replicate_seed(12, seed),
+            LogFormat::Json,
+        );
+        worst = (worst.0.max(d), worst.1.max(e));
+    }
+    assert!(worst.0 <= 1 && worst.1 <= 1, "{worst:?}");
+}

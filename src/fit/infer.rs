@@ -868,7 +868,7 @@ pub fn fit(inputs: &[Input], opts: &FitOptions) -> FitResult<Fit> {
     let mut steps = vec![SimDuration::ZERO; n];
     let mut prs_d = vec![];
     let mut window = None;
-    let mut candidate: Option<PrsCandidate> = None;
+    let mut positions: Vec<u32> = vec![];
     for (s, v) in per_shard.iter().enumerate() {
         let replicas: Vec<&TabletFit> = v[1..].iter().filter_map(&fit_of).collect();
         let raw_p = raws.iter().find(|r| r.alias == v[0]);
@@ -905,25 +905,17 @@ pub fn fit(inputs: &[Input], opts: &FitOptions) -> FitResult<Fit> {
             }
             let new = candidates.get(&v[0].uid);
             let pos = new.and_then(|u| replicas.iter().position(|r| r.alias.uid == *u));
-            let c = match pos {
-                Some(0) => PrsCandidate::FirstRestarted,
-                Some(k) if k + 1 == replicas.len() => PrsCandidate::LastRestarted,
-                Some(_) => {
-                    warnings.push(format!(
-                        "shard {}: PRS promoted a replica restarted neither first nor last: \
-                         modelled as the first",
-                        shards[s]
-                    ));
-                    PrsCandidate::FirstRestarted
-                }
-                None => PrsCandidate::FirstRestarted,
-            };
-            if candidate.as_ref().is_some_and(|x| *x != c) {
-                warnings.push("shards promoted different candidates: the first is kept".into());
+            if pos.is_none() && !candidates.is_empty() {
+                warnings.push(format!(
+                    "shard {}: no PlannedReparent event names the new primary: assumed the \
+                     replica restarted first",
+                    shards[s]
+                ));
             }
-            candidate.get_or_insert(c);
+            positions.push(pos.unwrap_or(0) as u32);
         } else {
             prs_d.push(SimDuration::from_secs(3));
+            positions.push(0);
         }
         for (k, rel) in releases.iter().enumerate() {
             let prev_avail = if k == 0 {
@@ -972,7 +964,14 @@ pub fn fit(inputs: &[Input], opts: &FitOptions) -> FitResult<Fit> {
     p.operator.tablet_available_timeout = dur(a_gate);
     p.operator.step_latency = obs(steps);
     p.operator.replica_order = ReplicaOrder::Alias;
-    p.operator.prs_candidate = candidate.unwrap_or(PrsCandidate::FirstRestarted);
+    let last = (per as u32).saturating_sub(2);
+    p.operator.prs_candidate = if positions.iter().all(|x| *x == 0) {
+        PrsCandidate::FirstRestarted
+    } else if positions.iter().all(|x| *x == last) {
+        PrsCandidate::LastRestarted
+    } else {
+        PrsCandidate::Restarted { positions }
+    };
     p.operator.prs_duration = obs(prs_d);
     p.operator.prs_replica_window = dur(window.unwrap_or(2 * NS));
     p.operator.restart_primary = restart_primary;

@@ -102,10 +102,14 @@ impl RolloutWorld {
             .map(|t| t as u16)
             .collect();
         let op = &mut self.shard_ops[shard];
-        let cand = match self.p.operator.prs_candidate {
+        let cand = match &self.p.operator.prs_candidate {
             PrsCandidate::Random => replicas[below(op.rng.get(), replicas.len() as u64) as usize],
             PrsCandidate::FirstRestarted => *op.restarted.first().unwrap_or(&replicas[0]),
             PrsCandidate::LastRestarted => *op.restarted.last().unwrap_or(&replicas[0]),
+            PrsCandidate::Restarted { positions } => *op
+                .restarted
+                .get(positions[shard] as usize)
+                .unwrap_or(&replicas[0]),
         };
         op.prs_old = old as u16;
         op.prs_new = cand;

@@ -234,6 +234,12 @@ pub enum PrsCandidate {
     FirstRestarted,
     /// The replica restarted last.
     LastRestarted,
+    /// Replay (`vtsim fit`): shard s promotes the `positions[s]`-th replica it restarted
+    /// (0 = the first), one position per shard.
+    Restarted {
+        /// One position per shard, each < `replicas_per_shard`.
+        positions: Vec<u32>,
+    },
 }
 
 /// The client load through each vtgate.
@@ -453,6 +459,24 @@ impl RolloutParams {
             return fail("tablets.readiness_flaps_per_hour", "a finite rate >= 0");
         }
         let o = &self.operator;
+        if let PrsCandidate::Restarted { positions } = &o.prs_candidate {
+            if positions.len() != self.shards as usize {
+                return fail(
+                    "operator.prs_candidate.positions",
+                    format!(
+                        "one position per shard ({} shards, found {})",
+                        self.shards,
+                        positions.len()
+                    ),
+                );
+            }
+            if let Some(i) = positions.iter().position(|x| *x >= self.replicas_per_shard) {
+                return fail(
+                    format!("operator.prs_candidate.positions[{i}]"),
+                    "a position < replicas_per_shard",
+                );
+            }
+        }
         o.step_latency
             .check_indexed("operator.step_latency", n_tablets)?;
         o.prs_duration
