@@ -229,10 +229,12 @@ fn kubectl_timestamps_prefixed_glog_fits_the_same() {
 #[test]
 fn round_trip_on_10_seeds_of_a_two_shard_model_with_three_replicas() {
     // Two shards rolling in parallel, four replicas each: the steps and PRS are per shard.
-    let mut p = RolloutParams::default();
-    p.shards = 2;
-    p.replicas_per_shard = 3;
-    p.vtgates = 6;
+    let p = RolloutParams {
+        shards: 2,
+        replicas_per_shard: 3,
+        vtgates: 6,
+        ..RolloutParams::default()
+    };
     let mut worst = (0, 0);
     for seed in 0..10u64 {
         let (d, e) = round_trip(
