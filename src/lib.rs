@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod chart;
 pub mod experiment;
+pub mod fit;
 pub mod io;
 pub mod model;
 pub mod replay;

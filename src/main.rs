@@ -49,6 +49,23 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Fit a rollout model to an incident's logs: vtgate logs (glog or JSON, with or without
+    /// the kubectl --timestamps prefix), the short form `[t+44s] vtgate-02: replica-A false =>
+    /// true (REPLICA)`, kubectl events and pods JSON; files or folders (docs/fit.md).
+    Fit {
+        /// Input files or folders (each file recognised by its content).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The model file to write (the report goes beside it: .fit.txt, .fit.csv).
+        #[arg(long)]
+        out: PathBuf,
+        /// vtgate's --tablet_refresh_interval [default: estimated from the poll spacing].
+        #[arg(long, value_name = "D")]
+        refresh_interval: Option<String>,
+        /// The operator's Available gate (tabletAvailableSeconds) [default: 30s].
+        #[arg(long, value_name = "D")]
+        available_timeout: Option<String>,
+    },
     /// Run one replicate of a model and print its metrics and trace digest.
     Replay {
         /// The model file (RON), or `builtin:NAME` for a model built into vtsim.
@@ -69,6 +86,13 @@ enum Cmd {
         /// the three traces record by record, and fail naming the first that differs.
         #[arg(long)]
         check: bool,
+        /// Write what the real components would print for this run into DIR (rollout
+        /// models): one log per vtgate, events.json and pods.json (docs/fit.md).
+        #[arg(long, value_name = "DIR")]
+        emit_logs: Option<PathBuf>,
+        /// The vtgate log format of --emit-logs: glog (Vitess <= v23) or json (v24 slog).
+        #[arg(long, default_value = "glog", requires = "emit_logs")]
+        log_format: vtsim::fit::emit::LogFormat,
     },
     /// Compare two JSONL traces (`replay --trace`): print the first differing record with
     /// the records before it; exit 1 if they differ, 0 if they are equal.
@@ -260,7 +284,45 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             sets,
             out,
             check,
-        } => replay(&model, seed, trace.as_deref(), &sets, out.as_deref(), check),
+            emit_logs,
+            log_format,
+        } => {
+            let code = replay(&model, seed, trace.as_deref(), &sets, out.as_deref(), check)?;
+            if let Some(dir) = emit_logs {
+                for p in replay::emit_logs(&model, seed, &sets, &dir, log_format)? {
+                    println!("wrote   {}", p.display());
+                }
+            }
+            Ok(code)
+        }
+        Cmd::Fit {
+            paths,
+            out,
+            refresh_interval,
+            available_timeout,
+        } => {
+            let dur = |flag: &str, v: Option<String>| {
+                v.map(|v| {
+                    vtsim::sim::SimDuration::parse(&v).map_err(|m| bad(format!("{flag}: {m}")))
+                })
+                .transpose()
+            };
+            let opts = vtsim::fit::FitOptions {
+                refresh_interval: dur("--refresh-interval", refresh_interval)?,
+                available_timeout: dur("--available-timeout", available_timeout)?,
+            };
+            match vtsim::fit::run(&paths, &out, &opts) {
+                Ok((report, files)) => {
+                    print!("{report}");
+                    for p in files {
+                        println!("wrote   {}", p.display());
+                    }
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(vtsim::fit::FitError::Input(m)) => Err(bad(m)),
+                Err(e) => Err(anyhow::anyhow!("{e}")),
+            }
+        }
         Cmd::Diff { a, b, context } => diff(&a, &b, context),
         Cmd::Validate { file } => validate(&file).map(|()| ExitCode::SUCCESS),
         Cmd::Bench {

@@ -289,3 +289,25 @@ pub fn check_determinism(
     }
     Ok((o1, records))
 }
+
+/// `replay --emit-logs DIR`: write what the real components would print for the run of
+/// `model` (with `sets`) and `seed` (default: the file's, else 1) into `dir`
+/// ([`crate::fit::emit`]); rollout models only.
+pub fn emit_logs(
+    model: &Path,
+    seed: Option<u64>,
+    sets: &[String],
+    dir: &Path,
+    format: crate::fit::emit::LogFormat,
+) -> Result<Vec<PathBuf>> {
+    let mf = load_model(model)?;
+    let seed = seed.or(mf.seed).unwrap_or(1);
+    match with_sets(&mf.world, sets)? {
+        WorldSpec::Rollout(p) => crate::fit::emit::emit(&p, seed, dir, format),
+        other => Err(bad(format!(
+            "--emit-logs: only rollout models have logs to emit ({} is a {} model)",
+            model.display(),
+            other.kind()
+        ))),
+    }
+}

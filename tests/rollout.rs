@@ -406,3 +406,44 @@ fn the_prs_reload_race_decides_the_incidents_second_burst() {
     assert_eq!(all.bursts.len(), 1);
     assert_eq!(all.bursts[0].start.as_secs_f64(), 131.5);
 }
+
+#[test]
+fn observed_in_order_durations_replay_per_tablet_and_uniform_ones_pick_samples() {
+    use vtsim::model::rollout::ObservedDraw;
+    // Every delay zero except the restart, observed per tablet: tablet k's new process
+    // serves exactly samples[k] after its SIGTERM.
+    let samples = vec![secs(11.0), secs(23.5), secs(37.25)];
+    let mut p = RolloutParams::default().zero_delays(secs(0.0));
+    p.tablets.restart = DurationDist::Observed {
+        samples: samples.clone(),
+        draw: ObservedDraw::InOrder,
+    };
+    p.check().expect("valid");
+    let r = run(&p, 7);
+    assert_eq!(r.restarts.len(), 3);
+    for rec in &r.restarts {
+        let d = rec.serving_at.since(rec.drain_at);
+        assert_eq!(d, samples[rec.tablet as usize], "tablet {}", rec.tablet);
+    }
+    // Uniform: each restart takes one of the samples, and over seeds all three show up.
+    p.tablets.restart = DurationDist::Observed {
+        samples: samples.clone(),
+        draw: ObservedDraw::Uniform,
+    };
+    let mut seen = [false; 3];
+    for seed in 0..20 {
+        for rec in &run(&p, seed).restarts {
+            let d = rec.serving_at.since(rec.drain_at);
+            let k = samples.iter().position(|s| *s == d).expect("a sample");
+            seen[k] = true;
+        }
+    }
+    assert_eq!(seen, [true; 3]);
+    // Too few InOrder samples for three tablets: refused, naming the field.
+    p.tablets.restart = DurationDist::Observed {
+        samples: samples[..2].to_vec(),
+        draw: ObservedDraw::InOrder,
+    };
+    let e = p.check().unwrap_err().to_string();
+    assert!(e.contains("tablets.restart.samples"), "{e}");
+}

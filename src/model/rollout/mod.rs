@@ -66,10 +66,10 @@ pub mod world;
 
 pub use metrics::Burst;
 pub use params::{
-    DurationDist, OperatorParams, Phase, PrsCandidate, PrsReload, ReplicaOrder, RolloutParams,
+    DurationDist, ObservedDraw, OperatorParams, Phase, PrsCandidate, PrsReload, ReplicaOrder, RolloutParams,
     TabletParams, VtgateParams, WorkloadMode, WorkloadParams,
 };
-pub use world::{Exposure, RestartRec, RolloutWorld};
+pub use world::{Exposure, Note, PrsRec, RestartRec, RolloutWorld, NONE};
 
 use super::{Model, Run, RunOptions};
 use crate::model::kit::Checked;
@@ -91,6 +91,15 @@ pub struct RolloutDetail {
     pub bursts: Vec<Burst>,
     /// Every full topology poll (vtgate, time).
     pub poll_log: Vec<(u16, SimTime)>,
+    /// Each vtgate's ticker phase (its first poll, before jitter).
+    pub phases: Vec<SimTime>,
+    /// What the vtgates' logs show, in time order (empty unless the run kept its logs:
+    /// [`run_with_logs`]).
+    pub journal: Vec<(SimTime, Note)>,
+    /// Every PlannedReparentShard.
+    pub prs: Vec<PrsRec>,
+    /// When the rollout ended (the last shard's last tablet Available; zero if it did not).
+    pub rollout_end: SimTime,
 }
 
 impl RolloutDetail {
@@ -113,6 +122,12 @@ pub fn run_detailed(p: &RolloutParams, seed: u64, opts: RunOptions) -> RolloutRu
     super::run_detailed(p, seed, opts)
 }
 
+/// [`run_detailed`], also keeping what the vtgates' logs show ([`RolloutDetail::journal`]);
+/// the digest is the same.
+pub fn run_with_logs(p: &RolloutParams, seed: u64, opts: RunOptions) -> RolloutRun {
+    super::run_with(p, seed, opts, true)
+}
+
 impl Model for Rollout {
     type Params = RolloutParams;
     type World = RolloutWorld;
@@ -121,8 +136,8 @@ impl Model for Rollout {
     fn validate(p: &RolloutParams) -> Checked {
         p.check()
     }
-    fn simulation(p: &RolloutParams, seed: u64, trace: Trace, _logs: bool) -> Simulation<Self::World> {
-        RolloutWorld::simulation(p, seed, trace)
+    fn simulation(p: &RolloutParams, seed: u64, trace: Trace, logs: bool) -> Simulation<Self::World> {
+        RolloutWorld::simulation_with_logs(p, seed, trace, logs)
     }
     fn horizon(p: &RolloutParams, _w: &RolloutWorld) -> SimTime {
         SimTime::ZERO + p.horizon
@@ -144,6 +159,10 @@ impl Model for Rollout {
             exposures: w.exposures,
             bursts: w.bursts,
             poll_log: w.poll_log,
+            phases: w.vtgates.iter().map(|v| v.phase).collect(),
+            journal: w.journal.unwrap_or_default(),
+            prs: w.prs,
+            rollout_end: w.rollout_end,
         }
     }
 }

@@ -31,7 +31,7 @@ impl RolloutWorld {
             }
             op.order = replicas;
             if s == 0 || self.p.operator.parallel_shards {
-                let d = self.p.operator.step_latency.sample(op.rng.get());
+                let d = self.p.operator.step_latency.sample_at(op.rng.get(), s * per);
                 first.push((s as u16, start + d));
             }
         }
@@ -40,9 +40,11 @@ impl RolloutWorld {
 
     /// The shard's in-flight tablet is Available: release the next one or finish.
     pub(super) fn step_done(&mut self, now: SimTime, shard: usize, s: &mut Scheduler<Event>) {
+        let per = self.per_shard();
         let op = &mut self.shard_ops[shard];
         if op.next < op.order.len() {
-            let d = self.p.operator.step_latency.sample(op.rng.get());
+            let i = shard * per + op.next;
+            let d = self.p.operator.step_latency.sample_at(op.rng.get(), i);
             s.after(
                 d,
                 Event::Release {
@@ -59,7 +61,8 @@ impl RolloutWorld {
         self.rollout_end = self.rollout_end.max(now);
         if !self.p.operator.parallel_shards && shard + 1 < self.shard_ops.len() {
             let op = &mut self.shard_ops[shard + 1];
-            let d = self.p.operator.step_latency.sample(op.rng.get());
+            let i = (shard + 1) * per;
+            let d = self.p.operator.step_latency.sample_at(op.rng.get(), i);
             s.after(
                 d,
                 Event::Release {
@@ -99,14 +102,25 @@ impl RolloutWorld {
             .map(|t| t as u16)
             .collect();
         let op = &mut self.shard_ops[shard];
-        let cand = match self.p.operator.prs_candidate {
+        let cand = match &self.p.operator.prs_candidate {
             PrsCandidate::Random => replicas[below(op.rng.get(), replicas.len() as u64) as usize],
             PrsCandidate::FirstRestarted => *op.restarted.first().unwrap_or(&replicas[0]),
             PrsCandidate::LastRestarted => *op.restarted.last().unwrap_or(&replicas[0]),
+            PrsCandidate::Restarted { positions } => *op
+                .restarted
+                .get(positions[shard] as usize)
+                .unwrap_or(&replicas[0]),
         };
         op.prs_old = old as u16;
         op.prs_new = cand;
-        let d = self.p.operator.prs_duration.sample(op.rng.get());
+        self.prs.push(super::world::PrsRec {
+            shard: shard as u16,
+            old: old as u16,
+            new: cand,
+            start: now,
+            end: SimTime::MAX,
+        });
+        let d = self.p.operator.prs_duration.sample_at(op.rng.get(), shard);
         self.tablets[old].serving = false;
         self.push_health(now, old, s);
         for g in 0..self.m() {
@@ -129,6 +143,9 @@ impl RolloutWorld {
             let op = &self.shard_ops[shard];
             (op.prs_old as usize, op.prs_new as usize)
         };
+        if let Some(r) = self.prs.iter_mut().rev().find(|r| r.shard as usize == shard) {
+            r.end = now;
+        }
         self.tablets[old].primary = false;
         self.tablets[old].serving = true;
         self.tablets[new].primary = true;

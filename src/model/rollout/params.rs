@@ -10,7 +10,7 @@
 //! Every enum is internally tagged (`kind`), so a sweep can override a field through a JSON
 //! tree and back: `phase: (kind: "Clustered", window: "20s")`.
 
-pub use crate::model::dist::DurationDist;
+pub use crate::model::dist::{DurationDist, ObservedDraw};
 use crate::sim::SimDuration;
 use crate::model::kit::{count, fail, positive, Checked};
 use serde::{Deserialize, Serialize};
@@ -234,6 +234,12 @@ pub enum PrsCandidate {
     FirstRestarted,
     /// The replica restarted last.
     LastRestarted,
+    /// Replay (`vtsim fit`): shard s promotes the `positions[s]`-th replica it restarted
+    /// (0 = the first), one position per shard.
+    Restarted {
+        /// One position per shard, each < `replicas_per_shard`.
+        positions: Vec<u32>,
+    },
 }
 
 /// The client load through each vtgate.
@@ -441,16 +447,40 @@ impl RolloutParams {
             );
         }
         let tb = &self.tablets;
-        tb.drain_grace.check("tablets.drain_grace")?;
-        tb.restart.check("tablets.restart")?;
+        // Observed InOrder samples are indexed: a tablet's by tablet, a step by shard and
+        // step (shard x tablets per shard + k), a PRS by shard.
+        let n_tablets = tablets as usize;
+        tb.drain_grace
+            .check_indexed("tablets.drain_grace", n_tablets)?;
+        tb.restart.check_indexed("tablets.restart", n_tablets)?;
         tb.serving_after_publish
-            .check("tablets.serving_after_publish")?;
+            .check_indexed("tablets.serving_after_publish", n_tablets)?;
         if !(tb.readiness_flaps_per_hour >= 0.0 && tb.readiness_flaps_per_hour.is_finite()) {
             return fail("tablets.readiness_flaps_per_hour", "a finite rate >= 0");
         }
         let o = &self.operator;
-        o.step_latency.check("operator.step_latency")?;
-        o.prs_duration.check("operator.prs_duration")?;
+        if let PrsCandidate::Restarted { positions } = &o.prs_candidate {
+            if positions.len() != self.shards as usize {
+                return fail(
+                    "operator.prs_candidate.positions",
+                    format!(
+                        "one position per shard ({} shards, found {})",
+                        self.shards,
+                        positions.len()
+                    ),
+                );
+            }
+            if let Some(i) = positions.iter().position(|x| *x >= self.replicas_per_shard) {
+                return fail(
+                    format!("operator.prs_candidate.positions[{i}]"),
+                    "a position < replicas_per_shard",
+                );
+            }
+        }
+        o.step_latency
+            .check_indexed("operator.step_latency", n_tablets)?;
+        o.prs_duration
+            .check_indexed("operator.prs_duration", self.shards as usize)?;
         let w = &self.workload;
         // Query counts are u64 sums of Poisson draws: keep them far from overflow.
         if !(w.replica_read_rps >= 0.0 && w.replica_read_rps <= 1e7) {

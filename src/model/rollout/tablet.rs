@@ -67,7 +67,7 @@ impl RolloutWorld {
         for g in 0..m {
             self.reevaluate(now, g, shard as usize, s);
         }
-        let d = self.p.tablets.drain_grace.sample(self.tablets[t].rng.get());
+        let d = self.p.tablets.drain_grace.sample_at(self.tablets[t].rng.get(), t);
         s.after(d, Event::Down { tablet: t as u16 });
     }
 
@@ -77,7 +77,7 @@ impl RolloutWorld {
         let shard = self.tablets[t].shard as usize;
         let r = self.tablets[t].restart as usize;
         self.restarts[r].down_at = now;
-        let d = self.p.tablets.restart.sample(self.tablets[t].rng.get());
+        let d = self.p.tablets.restart.sample_at(self.tablets[t].rng.get(), t);
         let publish_at = now + d;
         let tab = &mut self.tablets[t];
         tab.process_up = false;
@@ -93,6 +93,7 @@ impl RolloutWorld {
             if v.hc_addr != addr {
                 continue;
             }
+            let broke = v.connected;
             v.connected = false;
             v.serving = false;
             if keep {
@@ -108,6 +109,14 @@ impl RolloutWorld {
                         gen: v.gen,
                     },
                 );
+            }
+            if broke {
+                let note = super::world::Note::StreamError {
+                    g: g as u16,
+                    tablet: t as u16,
+                    addr,
+                };
+                self.note(now, note);
             }
             self.reevaluate(now, g, shard, s);
         }
@@ -127,7 +136,7 @@ impl RolloutWorld {
             .p
             .tablets
             .serving_after_publish
-            .sample(self.tablets[t].rng.get());
+            .sample_at(self.tablets[t].rng.get(), t);
         let tab = &mut self.tablets[t];
         // The record is published now (initTablet runs early), but the gRPC server, and so the
         // health stream, only answers from the first serving state (process_up in on_serve).

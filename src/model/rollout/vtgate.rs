@@ -47,6 +47,15 @@ impl RolloutWorld {
         self.partial_reloads += 1;
         let per = self.per_shard();
         let base = shard as usize * per;
+        let demoted = self.shard_ops[shard as usize].prs_old;
+        self.note(
+            now,
+            super::world::Note::Reload {
+                g: g as u16,
+                shard,
+                demoted,
+            },
+        );
         for t in base..base + per {
             self.apply_record(now, g, t, s);
         }
@@ -61,6 +70,18 @@ impl RolloutWorld {
         }
         let retry = self.p.vtgate.health_check_retry_delay.as_nanos();
         let delay = self.p.vtgate.topo_read_latency + self.p.vtgate.first_health_delay;
+        if self.journal.is_some() {
+            let v = self.views[i];
+            let note = super::world::Note::Record {
+                g: g as u16,
+                tablet: t as u16,
+                from: v.hc_addr,
+                to: rec,
+                was_serving: v.connected && v.serving,
+                primary: self.tablets[t].primary,
+            };
+            self.note(now, note);
+        }
         let v = &mut self.views[i];
         v.hc_addr = rec;
         v.connected = false;
@@ -104,11 +125,20 @@ impl RolloutWorld {
         let tab = &self.tablets[t];
         let v = &mut self.views[i];
         if tab.process_up && tab.addr == v.hc_addr {
+            let note = super::world::Note::Serving {
+                g: g as u16,
+                tablet: t as u16,
+                addr: v.hc_addr,
+                from: false,
+                to: tab.serving,
+                primary: tab.primary,
+            };
             v.connected = true;
             v.serving = tab.serving;
             v.primary = tab.primary;
             v.backoff = retry;
             let shard = tab.shard as usize;
+            self.note(now, note);
             self.reevaluate(now, g, shard, s);
             self.check_discovery(now, g, t);
         } else {
@@ -142,8 +172,20 @@ impl RolloutWorld {
             if !(v.connected && v.hc_addr == addr) {
                 continue;
             }
+            let was = v.serving;
             v.serving = serving;
             v.primary = primary;
+            if was != serving {
+                let note = super::world::Note::Serving {
+                    g: g as u16,
+                    tablet: t as u16,
+                    addr,
+                    from: was,
+                    to: serving,
+                    primary,
+                };
+                self.note(now, note);
+            }
             let shard = self.tablets[t].shard as usize;
             self.reevaluate(now, g, shard, s);
             self.check_discovery(now, g, t);

@@ -99,25 +99,25 @@ pub struct RestartRec {
     /// The tablet.
     pub tablet: u16,
     /// Its shard.
-    pub(crate) shard: u16,
+    pub shard: u16,
     /// It was the shard's primary when the rollout started (restarted after PRS).
-    pub(crate) old_primary: bool,
+    pub old_primary: bool,
     /// SIGTERM.
     pub drain_at: SimTime,
     /// Old pod gone.
-    pub(crate) down_at: SimTime,
+    pub down_at: SimTime,
     /// New address published.
-    pub(crate) publish_at: SimTime,
+    pub publish_at: SimTime,
     /// New process serving.
     pub serving_at: SimTime,
     /// First Ready.
-    pub(crate) ready_at: SimTime,
+    pub ready_at: SimTime,
     /// Available (the operator may go on).
     pub available_at: SimTime,
     /// Readiness flaps while waiting for Available.
-    pub(crate) flaps: u32,
+    pub flaps: u32,
     /// When each vtgate first routed to the new process (`SimTime::MAX`: not yet).
-    pub(crate) discovered: Vec<SimTime>,
+    pub discovered: Vec<SimTime>,
 }
 
 /// One exposure interval of one (vtgate, shard): no replica read can succeed.
@@ -126,15 +126,86 @@ pub struct Exposure {
     /// vtgate.
     pub g: u16,
     /// shard.
-    pub(crate) shard: u16,
+    pub shard: u16,
     /// Start.
     pub start: SimTime,
     /// End.
     pub end: SimTime,
     /// Reads routed to a tablet that had died before the vtgate noticed.
-    pub(crate) dead_errors: u64,
+    pub dead_errors: u64,
     /// Reads failed with "no healthy tablet available".
-    pub(crate) none_errors: u64,
+    pub none_errors: u64,
+}
+
+/// What one vtgate saw that its log would show (kept only when a run keeps its logs, for
+/// `vtsim replay --emit-logs`; nothing here feeds the simulation or the digest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Note {
+    /// A poll (or a shard reload) found tablet `tablet`'s record changed: the health check on
+    /// address `from` is replaced by one on `to` (`NONE`: no record / cleared record).
+    Record {
+        /// vtgate.
+        g: u16,
+        /// tablet.
+        tablet: u16,
+        /// Address of the replaced health check.
+        from: u32,
+        /// Address of the record now (NONE: cleared by `tm.Close`).
+        to: u32,
+        /// The replaced health check was serving (its `finalizeConn` logs true => false).
+        was_serving: bool,
+        /// The tablet is PRIMARY in the topology record.
+        primary: bool,
+    },
+    /// vtgate `g`'s health check on `addr` changed serving state, or got its first response.
+    Serving {
+        /// vtgate.
+        g: u16,
+        /// tablet.
+        tablet: u16,
+        /// Address of the stream.
+        addr: u32,
+        /// Serving before.
+        from: bool,
+        /// Serving now.
+        to: bool,
+        /// Type PRIMARY now.
+        primary: bool,
+    },
+    /// The health stream of vtgate `g` on `addr` broke (the pod is gone).
+    StreamError {
+        /// vtgate.
+        g: u16,
+        /// tablet.
+        tablet: u16,
+        /// Address of the stream.
+        addr: u32,
+    },
+    /// vtgate `g` reloads `shard` after seeing its primary `demoted` turn REPLICA
+    /// (`loadTabletsTrigger`); the reload's record changes follow as `Record` notes.
+    Reload {
+        /// vtgate.
+        g: u16,
+        /// shard.
+        shard: u16,
+        /// The demoted primary.
+        demoted: u16,
+    },
+}
+
+/// One PlannedReparentShard.
+#[derive(Clone, Copy, Debug)]
+pub struct PrsRec {
+    /// The shard.
+    pub shard: u16,
+    /// The old primary.
+    pub old: u16,
+    /// The new primary.
+    pub new: u16,
+    /// When it started (the old primary stopped serving as primary).
+    pub start: SimTime,
+    /// When it ended.
+    pub end: SimTime,
 }
 
 /// Per-shard operator state.
@@ -207,6 +278,10 @@ pub struct RolloutWorld {
     pub(crate) write_rate_s: f64,
     /// Per-query mode.
     pub(crate) per_query: bool,
+    /// What the vtgates' logs would show, in time order (only when the run keeps its logs).
+    pub(crate) journal: Option<Vec<(SimTime, Note)>>,
+    /// Every PRS, in start order.
+    pub(crate) prs: Vec<PrsRec>,
 }
 
 impl RolloutWorld {
@@ -228,6 +303,16 @@ impl RolloutWorld {
 
     /// A primed simulation of the rollout world with `seed`.
     pub fn simulation(p: &RolloutParams, seed: u64, trace: Trace) -> Simulation<RolloutWorld> {
+        Self::simulation_with_logs(p, seed, trace, false)
+    }
+
+    /// [`Self::simulation`], keeping the vtgates' log notes when `logs` (same digest).
+    pub fn simulation_with_logs(
+        p: &RolloutParams,
+        seed: u64,
+        trace: Trace,
+        logs: bool,
+    ) -> Simulation<RolloutWorld> {
         let m = p.vtgates as usize;
         let s_n = p.shards as usize;
         let per = p.replicas_per_shard as usize + 1;
@@ -344,6 +429,8 @@ impl RolloutWorld {
             read_rate_s: p.workload.replica_read_rps / s_n as f64,
             write_rate_s: p.workload.primary_write_rps / s_n as f64,
             per_query: p.workload.mode == WorkloadMode::PerQuery,
+            journal: logs.then(Vec::new),
+            prs: Vec::new(),
         };
         for g in 0..m {
             for t in 0..n {
@@ -378,6 +465,14 @@ impl RolloutWorld {
             }
         }
         sim
+    }
+
+    /// Keep `note` for the logs (a no-op unless the run keeps them).
+    #[inline]
+    pub(crate) fn note(&mut self, now: SimTime, note: Note) {
+        if let Some(j) = &mut self.journal {
+            j.push((now, note));
+        }
     }
 
     /// The run is over: every shard rolled and every vtgate re-discovered every restart.

@@ -1,0 +1,143 @@
+//! `vtsim fit PATH... --out MODEL.ron [--refresh-interval D]`: an incident's logs into a
+//! rollout model that replays it (`docs/fit.md`), and its inverse,
+//! `vtsim replay --emit-logs` ([`emit`]).
+//!
+//! [`parse`] recognises each input by its content; [`infer`] turns them into parameters
+//! (every value with its resolution, censored ones marked); [`report`] writes the fit report
+//! (text, CSV and a chart: observed vs replayed discovery lags and bursts per vtgate, with residuals).
+
+pub mod emit;
+pub mod infer;
+pub mod names;
+pub mod parse;
+pub mod report;
+
+use crate::experiment::ModelFile;
+use crate::model::WorldSpec;
+use std::path::{Path, PathBuf};
+
+pub use infer::{fit, Fit, FitOptions};
+
+/// Why `vtsim fit` failed: bad input (exit 2) or an output that could not be written.
+#[derive(Debug)]
+pub enum FitError {
+    /// The inputs: the message names the file and line.
+    Input(String),
+    /// Writing an output.
+    Output(String),
+}
+
+impl std::fmt::Display for FitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FitError::Input(m) | FitError::Output(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for FitError {}
+
+/// Read `paths` (files or folders), fit, and return the fit with the model file's text.
+pub fn fit_paths(paths: &[PathBuf], opts: &FitOptions) -> Result<(Fit, String), FitError> {
+    let files = parse::expand(paths).map_err(|e| FitError::Input(e.to_string()))?;
+    if files.is_empty() {
+        return Err(FitError::Input("no input files".into()));
+    }
+    let mut inputs = vec![];
+    for f in &files {
+        inputs.push(parse::read(f).map_err(|e| FitError::Input(e.to_string()))?);
+    }
+    let fitted = fit(&inputs, opts).map_err(FitError::Input)?;
+    let text = model_text(&fitted);
+    Ok((fitted, text))
+}
+
+/// The model file of a fit: a comment header (inputs, what is inferred and how well, the
+/// gaps), then `Model(..)`.
+pub fn model_text(f: &Fit) -> String {
+    use ron::extensions::Extensions;
+    let mf = ModelFile {
+        name: "fitted-incident".into(),
+        description: format!(
+            "fitted by vtsim fit from {} input(s): {} vtgates, {} restarts",
+            f.inputs.len(),
+            f.vtgates.len(),
+            f.restarts.len()
+        ),
+        seed: Some(1),
+        world: WorldSpec::Rollout(f.params.clone()),
+    };
+    let cfg = ron::ser::PrettyConfig::new()
+        .extensions(Extensions::IMPLICIT_SOME | Extensions::UNWRAP_VARIANT_NEWTYPES);
+    let body = ron::ser::to_string_pretty(&mf, cfg).expect("a model serialises");
+    let mut out = String::new();
+    out.push_str("// Written by `vtsim fit` (docs/fit.md). Inputs:\n");
+    for i in &f.inputs {
+        out.push_str(&format!("//   {i}\n"));
+    }
+    out.push_str(&format!(
+        "// Time zero: {} (UTC). vtgates in model order: {}.\n",
+        names::rfc3339_nano(f.t0),
+        f.vtgates.join(", ")
+    ));
+    if !f.tablets.is_empty() {
+        let t: Vec<String> = f
+            .tablets
+            .iter()
+            .map(|a| a.as_ref().map_or("?".into(), |a| a.to_string()))
+            .collect();
+        out.push_str(&format!(
+            "// Tablets in model order (per shard: the primary, then replicas in restart order): {}.\n",
+            t.join(", ")
+        ));
+    }
+    out.push_str(
+        "// Durations are Observed samples replayed in order (tablets by model index, operator \
+         steps by shard and step).\n",
+    );
+    for w in &f.warnings {
+        out.push_str(&format!("// gap: {w}\n"));
+    }
+    out.push_str(&body);
+    out.push('\n');
+    out
+}
+
+/// `vtsim fit`: fit `paths`, write the model to `out` and the report beside it
+/// (`<out stem>.fit.txt`, `.fit.csv`, `.fit.png` and `.fit.svg`); returns the report text and the files written.
+pub fn run(
+    paths: &[PathBuf],
+    out: &Path,
+    opts: &FitOptions,
+) -> Result<(String, Vec<PathBuf>), FitError> {
+    let (fitted, text) = fit_paths(paths, opts)?;
+    // The model must load back exactly as written (and validate).
+    crate::experiment::files::parse_model(out, &text)
+        .map_err(|e| FitError::Output(format!("the fitted model does not load back: {e}")))?;
+    let (report_text, csv) = report::render(&fitted);
+    let stem = out.with_extension("");
+    let txt = PathBuf::from(format!("{}.fit.txt", stem.display()));
+    let csvp = PathBuf::from(format!("{}.fit.csv", stem.display()));
+    let mut written = vec![];
+    for (p, body) in [
+        (out.to_path_buf(), text),
+        (txt, report_text.clone()),
+        (csvp, csv),
+    ] {
+        crate::io::write_atomic(&p, body.as_bytes())
+            .map_err(|e| FitError::Output(e.to_string()))?;
+        written.push(p);
+    }
+    let dir = out
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let chart_stem = format!(
+        "{}.fit",
+        stem.file_name().and_then(|s| s.to_str()).unwrap_or("model")
+    );
+    crate::chart::draw_files(&report::chart(&fitted), dir, &chart_stem)
+        .map_err(|e| FitError::Output(format!("drawing the fit chart: {e:#}")))?;
+    written.push(dir.join(format!("{chart_stem}.png")));
+    Ok((report_text, written))
+}

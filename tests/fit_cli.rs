@@ -1,0 +1,138 @@
+//! `vtsim fit` on the command line: the short-form fixture regenerates the phases of
+//! `models/incident-000.ron`, and bad inputs are refused with the file and line (exit 2,
+//! bounded time, no output written).
+
+mod common;
+
+use common::{root, vtsim_within};
+use std::path::Path;
+
+fn offsets(text: &str) -> Vec<f64> {
+    // The `offsets: [..]` list of an Explicit phase, in seconds.
+    let i = text.find("offsets:").expect("offsets");
+    let j = i + text[i..].find(']').unwrap();
+    text[i..j]
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(|d| vtsim::sim::SimDuration::parse(d).unwrap().as_secs_f64())
+        .collect()
+}
+
+#[test]
+fn the_short_form_fixture_regenerates_the_phases_of_incident_000() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = root().join("tests/fixtures/incident-000-short.txt");
+    let out = dir.path().join("fitted.ron");
+    let o = vtsim_within(
+        dir.path(),
+        &[
+            "fit",
+            fixture.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--refresh-interval",
+            "1m",
+        ],
+        &[],
+        60,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fitted = offsets(&std::fs::read_to_string(&out).unwrap());
+    let incident =
+        offsets(&std::fs::read_to_string(root().join("models/incident-000.ron")).unwrap());
+    assert_eq!(fitted.len(), 10);
+    // The short form's t=0 is replica A's serving instant; incident-000 puts it at 86.5 s, so
+    // every phase is shifted by 86.5 mod 60 = 26.5 s, and nothing else differs.
+    for (g, (f, i)) in fitted.iter().zip(&incident).enumerate() {
+        let shift = (i - f).rem_euclid(60.0);
+        assert!((shift - 26.5).abs() < 1e-9, "vtgate {g}: {i} vs {f}");
+    }
+    // The gaps are stated.
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(report.contains("short form only"), "{report}");
+}
+
+fn refused(dir: &Path, name: &str, text: &str, want: &[&str]) -> Vec<String> {
+    let f = dir.join(name);
+    std::fs::write(&f, text).unwrap();
+    let out = dir.join("out.ron");
+    let o = vtsim_within(
+        dir,
+        &["fit", f.to_str().unwrap(), "--out", out.to_str().unwrap()],
+        &[],
+        20,
+    );
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    let mut fails = vec![];
+    if o.status.code() != Some(2) {
+        fails.push(format!("{name}: exit {:?}: {err}", o.status.code()));
+    }
+    for w in want {
+        if !err.contains(w) {
+            fails.push(format!("{name}: `{w}` not in: {err}"));
+        }
+    }
+    if err.contains("panicked") || out.exists() {
+        fails.push(format!("{name}: panic or output written: {err}"));
+    }
+    fails
+}
+
+#[test]
+fn bad_inputs_are_refused_with_the_file_and_line() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let glog = "I0718 14:03:40.001340       1 healthcheck.go:406] Adding tablet to healthcheck: alias:{cell:\"zone1\" uid:101} hostname:\"10.244.0.2\" keyspace:\"commerce\" shard:\"-\" type:REPLICA\n";
+    let json = "{\"time\":\"2026-07-18T14:03:41Z\",\"level\":\"INFO\",\"msg\":\"loading tablets for cells: zone1\"}\n";
+    let mut fails = vec![];
+    fails.extend(refused(
+        dir,
+        "mixed.log",
+        &format!("{glog}{json}"),
+        &["mixed.log:2:", "mixed Vitess versions"],
+    ));
+    fails.extend(refused(
+        dir,
+        "truncated.log",
+        &format!("{json}{{\"time\":\"2026-07-18T14:03:42Z\",\"level\":\"IN"),
+        &["truncated.log:2:", "truncated"],
+    ));
+    fails.extend(refused(
+        dir,
+        "nodiscovery.log",
+        "I0718 14:03:40.001340       1 vtgate.go:300] starting\n",
+        &["nodiscovery.log", "no discovery lines"],
+    ));
+    fails.extend(refused(
+        dir,
+        "cluster.yaml",
+        "apiVersion: planetscale.com/v2\nkind: VitessCluster\n",
+        &["cluster.yaml", "YAML"],
+    ));
+    fails.extend(refused(
+        dir,
+        "notes.txt",
+        "hello\nworld\n",
+        &["notes.txt:1:", "not a recognised input"],
+    ));
+    fails.extend(refused(
+        dir,
+        "short.txt",
+        "[t+4x] vtgate-01: replica-A false => true (REPLICA)\n",
+        &["short.txt:1:", "offset"],
+    ));
+    fails.extend(refused(
+        dir,
+        "events.json",
+        "{\"items\": [{\"kind\": \"Event\", \"reason\": \"Deleted\"}]}",
+        &["events.json", "items[0]"],
+    ));
+    fails.extend(refused(
+        dir,
+        "badrecord.log",
+        "I0718 14:03:40.001340       1 healthcheck.go:406] Adding tablet to healthcheck: hostname:\"x\"\n",
+        &["badrecord.log:1:", "alias.cell"],
+    ));
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
