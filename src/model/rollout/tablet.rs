@@ -65,7 +65,12 @@ impl RolloutWorld {
         tab.record = NONE;
         self.push_health(now, t, s);
         for g in 0..m {
-            self.reevaluate(now, g, shard as usize, s);
+            // route_state skips a view that is not connected and serving, so this tablet's
+            // change cannot move that vtgate's route: no need to re-evaluate it.
+            let v = &self.views[self.vi(g, t)];
+            if v.connected && v.serving {
+                self.reevaluate(now, g, shard as usize, s);
+            }
         }
         let d = self.p.tablets.drain_grace.sample_at(self.tablets[t].rng.get(), t);
         s.after(d, Event::Down { tablet: t as u16 });
@@ -159,7 +164,10 @@ impl RolloutWorld {
         self.restarts[r].serving_at = now;
         self.push_health(now, t, s);
         for g in 0..self.m() {
-            self.reevaluate(now, g, shard, s);
+            let v = &self.views[self.vi(g, t)];
+            if v.connected && v.serving {
+                self.reevaluate(now, g, shard, s);
+            }
             self.check_discovery(now, g, t);
         }
         let ready = self.probe_at_or_after(t, now);
