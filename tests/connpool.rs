@@ -74,6 +74,7 @@ fn live_waitlist(entries: &[(u8, u32)]) -> (Vec<Waiter>, Waitlist) {
             setting: *s,
             age: *a,
             deadline: SimTime::MAX,
+            cancel_at: SimTime::MAX,
             ..Waiter::EMPTY
         })
         .collect();
@@ -357,4 +358,78 @@ fn only_a_is_worse_than_unfixed_in_the_seeds_three_stage_harness() {
         s.ci_lo,
         s.ci_hi
     );
+}
+
+/// `costs.mutex: Fifo` with every wake-up charge and timer lateness off is the model before
+/// GoSync, event for event: the counters and event counts of main at 9b6ab79 (default model
+/// file of that commit: 40 ns per node, Exp(50 us) wake-up), pinned.
+#[test]
+fn fifo_is_unchanged() {
+    use vtsim::model::connpool::{CostParams, MutexKind};
+    use vtsim::model::dist::DurationDist;
+    let zero = || DurationDist::fixed(SimDuration::ZERO);
+    let old = |mut p: ConnPoolParams| {
+        p.costs = CostParams {
+            mutex: MutexKind::Fifo,
+            base: SimDuration::from_nanos(200),
+            per_node: SimDuration::from_nanos(40),
+            wakeup_latency: vtsim::model::connpool::params::exp(SimDuration::from_nanos(50_000)),
+            wake_burst: SimDuration::ZERO,
+            semrelease: SimDuration::ZERO,
+            timer_lateness: zero(),
+            timer_lateness_busy: zero(),
+            ..CostParams::default()
+        };
+        p
+    };
+    let p = old(default_params());
+    let mut p1 = p.clone();
+    p1.workload.arrivals = Arrivals::OpenLoop {
+        stages: vec![Stage {
+            load: 2.0,
+            duration: SimDuration::from_secs(10),
+        }],
+        requests: None,
+    };
+    p1.variant = Variant::Unfixed;
+    let r = run_detailed(&p1, 1, RunOptions::default());
+    let m = &r.metrics;
+    assert_eq!(
+        (
+            r.output.events,
+            m.requests,
+            m.timeouts,
+            m.post_deadline_handoffs
+        ),
+        (224_261, 40_262, 16_683, 1_652)
+    );
+    assert_eq!((m.selections, m.invariant_a_violations), (23_554, 882));
+    // (variant, events, timeouts, post-deadline handoffs, selections, evictions) at 4x, seed 3.
+    let pinned = [
+        (Variant::Unfixed, 426_742, 54_502, 21_103, 25_707, 0),
+        (Variant::OnlyA, 371_736, 76_507, 111, 3_702, 66_718),
+        (Variant::OnlyB, 426_989, 50_910, 7_403, 29_299, 0),
+        (Variant::Fixed, 423_362, 54_597, 3_595, 25_612, 3_626),
+    ];
+    for (v, events, timeouts, pd, sel, ev) in pinned {
+        let mut q = p1.clone();
+        q.variant = v;
+        q.workload.load_scale = 2.0;
+        let r = run_detailed(&q, 3, RunOptions::default());
+        let m = &r.metrics;
+        assert_eq!(
+            (
+                r.output.events,
+                m.timeouts,
+                m.post_deadline_handoffs,
+                m.selections,
+                m.evictions
+            ),
+            (events, timeouts, pd, sel, ev),
+            "{v:?}"
+        );
+        assert_eq!(m.requests, 80_230);
+        // No timer lateness: by the clock and by ctx are the same count.
+        assert_eq!(m.post_cancel_handoffs, m.post_deadline_handoffs, "{v:?}");
+    }
 }

@@ -42,6 +42,7 @@
 
 pub mod erlang;
 pub mod event;
+pub mod gosync;
 pub mod metrics;
 pub mod mutex;
 pub mod params;
@@ -54,8 +55,10 @@ pub use erlang::{erlang_a, ErlangA};
 pub use event::Event;
 pub use metrics::Metrics;
 pub use params::{
-    Arrivals, ConnPoolParams, CostParams, PoolParams, Stage, Variant, Weighted, WorkloadParams,
+    Arrivals, ConnPoolParams, CostParams, MutexKind, PoolParams, Stage, Variant, Weighted,
+    WorkloadParams,
 };
+pub use gosync::{GoMutex, GoSched, Grant, MutexCtx, MutexEvent, MutexStats};
 pub use waitlist::{Selection, Waiter, WaiterState, Waitlist};
 pub use world::PoolWorld;
 
