@@ -444,6 +444,92 @@ impl Metrics {
     }
 }
 
+/// The replay artifacts of a run: `timeline.csv` (per bucket: arrivals, acquisitions by the
+/// instant `Get` returned, timeouts, waitlist length max and at the bucket's end), and the
+/// chart `waitlist.png`/`.svg` of the waitlist length over time, with the stage boundaries
+/// and the end of arrivals marked.
+pub fn artifacts(t: &Timeline, stage_ends: &[crate::sim::SimTime]) -> Vec<crate::model::Artifact> {
+    use crate::chart::{ChartData, Curve, CurvePoint, MarkLine};
+    use std::fmt::Write;
+    let w = t.width_ns as f64 * 1e-9;
+    let mut csv = String::from(
+        "t_start_s,t_end_s,arrivals_per_s,acquired_per_s,timeouts_per_s,waitlist_max,waitlist_end\n",
+    );
+    let (mut depth, mut acq) = (vec![], vec![]);
+    for (i, b) in t.buckets.iter().enumerate() {
+        let x0 = i as f64 * w;
+        let _ = writeln!(
+            csv,
+            "{x0:.3},{:.3},{},{},{},{},{}",
+            x0 + w,
+            b.arrivals as f64 / w,
+            b.acquired as f64 / w,
+            b.timeouts as f64 / w,
+            b.depth_max,
+            b.depth_end
+        );
+        depth.push(CurvePoint {
+            x: x0 + w,
+            y: b.depth_end as f64,
+            band: None,
+        });
+        acq.push(CurvePoint {
+            x: x0 + w,
+            y: b.acquired as f64 / w,
+            band: None,
+        });
+    }
+    let marks: Vec<MarkLine> = stage_ends
+        .iter()
+        .enumerate()
+        .map(|(k, e)| MarkLine::V {
+            x: e.as_secs_f64(),
+            label: if k + 1 == stage_ends.len() {
+                "arrivals stop".into()
+            } else {
+                format!("end of stage {}", k + 1)
+            },
+        })
+        .collect();
+    let chart = |title: &str, y: &str, label: &str, points: Vec<CurvePoint>| ChartData {
+        title: title.into(),
+        x_label: "time (s)".into(),
+        y_label: y.into(),
+        log_x: false,
+        log_y: false,
+        curves: vec![Curve {
+            label: label.into(),
+            points,
+            series_x: None,
+        }],
+        marks: marks.clone(),
+    };
+    vec![
+        crate::model::Artifact::Text {
+            name: "timeline.csv".into(),
+            text: csv,
+        },
+        crate::model::Artifact::Chart {
+            name: "waitlist".into(),
+            data: chart(
+                "Waitlist length over time, through and after the stages",
+                "waiters linked (end of each bucket)",
+                "waitlist length",
+                depth,
+            ),
+        },
+        crate::model::Artifact::Chart {
+            name: "acquisitions".into(),
+            data: chart(
+                "Acquisitions per second, by the instant Get returned",
+                "Get calls returning a connection per second",
+                "acquisitions/s",
+                acq,
+            ),
+        },
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

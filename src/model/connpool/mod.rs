@@ -125,6 +125,9 @@ impl Model for ConnPool {
         }
         s
     }
+    fn artifacts(_p: &ConnPoolParams, w: &PoolWorld, _end: SimTime) -> Vec<super::Artifact> {
+        metrics::artifacts(&w.timeline, &w.stage_ends)
+    }
     fn detail(_p: &ConnPoolParams, w: PoolWorld, _end: SimTime) -> ConnPoolDetail {
         ConnPoolDetail { metrics: w.m }
     }

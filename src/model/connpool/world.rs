@@ -106,7 +106,7 @@ pub struct PoolWorld {
     pub(super) tick_base: SimTime,
     // --- workload
     /// End of each stage.
-    pub(super) stage_ends: Vec<SimTime>,
+    pub(crate) stage_ends: Vec<SimTime>,
     /// Arrival rate of each stage (per second).
     pub(super) stage_rates: Vec<f64>,
     /// The stage the next open-loop arrival is drawn in.
