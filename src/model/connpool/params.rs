@@ -119,13 +119,14 @@ pub struct CostParams {
     /// operations]*.
     pub base: SimDuration,
     /// Added per list node a critical section visits (pointer chase through `sync.Pool`
-    /// recycled elements, mostly cache misses at depth in the thousands). Default 20ns
-    /// *[fitted, `experiments/pool-calibration.ron`]*.
+    /// recycled elements, mostly cache misses at depth in the thousands). Default 13ns
+    /// *[fitted to PR #238's counts, `experiments/pool-calibration.ron`]*.
     pub per_node: SimDuration,
     /// Base delay from a goroutine becoming runnable (a semaphore release, `ctx.Done`) to it
     /// running: one `schedule()`, the helper goroutine, `select` (vitessio/vitess
     /// `go/pools/smartconnpool/waitlist.go` `waitForConn`). The run-queue term
-    /// (`wake_burst`, `gomaxprocs`) comes on top. Default Exp(mean 2us) *[fitted]*.
+    /// (`wake_burst`, `gomaxprocs`) comes on top. Default Exp(mean 1.8us) *[fitted to PR #238's
+    /// counts, `experiments/pool-calibration.ron`]*.
     pub wakeup_latency: DurationDist,
     /// `GOMAXPROCS` of the process. Default 8 *[inferred: the harness machine is not
     /// published]*.
@@ -322,8 +323,8 @@ impl Default for CostParams {
         CostParams {
             mutex: MutexKind::default(),
             base: SimDuration::from_nanos(200),
-            per_node: SimDuration::from_nanos(20),
-            wakeup_latency: exp(SimDuration::from_nanos(2_000)),
+            per_node: SimDuration::from_nanos(13),
+            wakeup_latency: exp(SimDuration::from_nanos(1_800)),
             gomaxprocs: 8,
             wake_burst: SimDuration::from_nanos(1_000),
             semrelease: SimDuration::from_nanos(200),
