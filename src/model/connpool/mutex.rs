@@ -1,6 +1,6 @@
-//! `wl.mu` in the pool: either one FIFO server ([`MutexKind::Fifo`], operations run one at a
+//! `wl.mu` in the pool: either one FIFO server ([`super::params::MutexKind::Fifo`], operations run one at a
 //! time in request order, the next owner running at once) or Go's `sync.Mutex`
-//! ([`MutexKind::GoSync`], the [`super::gosync::GoMutex`] state machine: barging, spinning,
+//! ([`super::params::MutexKind::GoSync`], the [`super::gosync::GoMutex`] state machine: barging, spinning,
 //! LIFO requeue, starvation mode after 1 ms). An operation's list work happens when it
 //! acquires the lock; it holds the lock for `base + per_node × nodes visited` (plus the
 //! semaphore releases a variant does under the lock); what it does after unlocking (wake the

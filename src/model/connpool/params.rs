@@ -138,7 +138,7 @@ pub struct CostParams {
     /// Charged to the waker per semaphore release (`semrelease1`: root lock, treap dequeue,
     /// `goready`), inside `wl.mu` when the variant wakes under the lock (OnlyA, as upstream
     /// v23), else delaying the waker's next wake; a `notify(true)` handoff also makes the
-    /// returner yield its P before it wakes evictees (Fixed). Default 200ns *[inferred]*.
+    /// returner yield its P before it wakes evictees (Fixed). Default 200ns *\[inferred\]*.
     /// `0s` turns every waker charge (and the yield) off.
     pub semrelease: SimDuration,
     /// Lateness of a ctx deadline timer (and of the starvation ticker) when the process is
@@ -148,7 +148,7 @@ pub struct CostParams {
     pub timer_lateness: DurationDist,
     /// Timer lateness when the process is busy (waiters linked or goroutines runnable): the
     /// timer is run at the next `schedule()` on some P (Go `runtime/proc.go` `checkTimers`).
-    /// Default Exp(mean 10us) *[inferred]*.
+    /// Default Exp(mean 10us) *\[inferred\]*.
     pub timer_lateness_busy: DurationDist,
 }
 
@@ -173,7 +173,7 @@ pub enum MutexKind {
         spin_iter: SimDuration,
         /// Starvation-mode unlock to the new owner running (`semrelease1(handoff=true)`
         /// puts it in the unlocker's `runnext`, `goyield`). Default Exp(mean 500ns)
-        /// *[inferred]*.
+        /// *\[inferred\]*.
         #[serde(default = "handoff_default")]
         handoff_latency: DurationDist,
     },
