@@ -448,3 +448,84 @@ fn fifo_is_unchanged() {
         assert_eq!(m.post_cancel_handoffs, m.post_deadline_handoffs, "{v:?}");
     }
 }
+
+/// Each new cost moves the metrics (and so the digest) of a 3x overload run; the ctx count
+/// never exceeds the clock count (a ctx is cancelled at or after its deadline).
+#[test]
+fn new_costs_move_the_metrics_and_the_digest() {
+    use vtsim::model::connpool::MutexKind;
+    use vtsim::model::dist::DurationDist;
+    let base = at_load(default_params(), Variant::Unfixed, 6.0, 2);
+    let b = run_detailed(&base, 9, RunOptions::default());
+    assert!(b.metrics.post_cancel_handoffs > 0);
+    assert!(b.metrics.post_cancel_handoffs < b.metrics.post_deadline_handoffs);
+    assert!(
+        b.metrics.mutex_stats.starvation_entries > 0,
+        "no starvation mode at 6x"
+    );
+    assert!(b.metrics.mutex_stats.barges > 0 && b.metrics.mutex_stats.spins > 0);
+    type Edit = Box<dyn Fn(&mut ConnPoolParams)>;
+    let edits: Vec<(&str, Edit)> = vec![
+        ("mutex Fifo", Box::new(|p| p.costs.mutex = MutexKind::Fifo)),
+        (
+            "no spinning",
+            Box::new(|p| {
+                p.costs.mutex = MutexKind::GoSync {
+                    spin: false,
+                    spin_iter: SimDuration::from_nanos(1_000),
+                    handoff_latency: DurationDist::fixed(SimDuration::from_nanos(500)),
+                }
+            }),
+        ),
+        ("gomaxprocs 1", Box::new(|p| p.costs.gomaxprocs = 1)),
+        (
+            "semrelease 0",
+            Box::new(|p| p.costs.semrelease = SimDuration::ZERO),
+        ),
+        (
+            "busy lateness 0",
+            Box::new(|p| p.costs.timer_lateness_busy = DurationDist::fixed(SimDuration::ZERO)),
+        ),
+    ];
+    // At GOMAXPROCS 8 this harness never has more runnable goroutines than Ps, so the
+    // run-queue term only shows with fewer Ps.
+    assert!(b.metrics.runnable_max < 8);
+    let mut two = base.clone();
+    two.costs.gomaxprocs = 2;
+    let mut two_free = two.clone();
+    two_free.costs.wake_burst = SimDuration::ZERO;
+    let (t, tf) = (
+        run_detailed(&two, 9, RunOptions::default()),
+        run_detailed(&two_free, 9, RunOptions::default()),
+    );
+    assert!(t.metrics.runnable_max >= 2);
+    assert_ne!(
+        t.output.digest, tf.output.digest,
+        "wake_burst at GOMAXPROCS 2"
+    );
+    assert!(t.metrics.wake_ns > tf.metrics.wake_ns);
+    for (name, edit) in edits {
+        let mut p = base.clone();
+        edit(&mut p);
+        let r = run_detailed(&p, 9, RunOptions::default());
+        assert_ne!(r.output.digest, b.output.digest, "{name}");
+        assert_ne!(r.output.metrics, b.output.metrics, "{name}");
+        assert!(
+            r.metrics.post_cancel_handoffs <= r.metrics.post_deadline_handoffs,
+            "{name}"
+        );
+        if name == "mutex Fifo" {
+            assert_eq!(r.metrics.mutex_stats.acquisitions, 0);
+            assert_eq!(r.metrics.mutex_stats.starving_ns, 0);
+        }
+        if name == "busy lateness 0" {
+            // Cancelled exactly at the deadline while busy: more of the clock count is
+            // also a ctx count.
+            assert!(
+                r.metrics.post_deadline_handoffs - r.metrics.post_cancel_handoffs
+                    < b.metrics.post_deadline_handoffs - b.metrics.post_cancel_handoffs,
+                "{name}"
+            );
+        }
+    }
+}

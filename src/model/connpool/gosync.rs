@@ -643,6 +643,26 @@ mod tests {
         assert_eq!(m.stats.spins, 0);
     }
 
+    /// The run-queue term: with R goroutines already runnable on P processors a new one
+    /// waits behind max(0, R + 1 - P) / P bursts.
+    #[test]
+    fn wake_delay_grows_with_runnable_goroutines_per_core() {
+        let mut g = sched(false, 4);
+        g.burst_ns = 1_000;
+        let mut rng = stream(1, "test", 0);
+        let d: Vec<u64> = (0..8).map(|_| g.ready(&mut rng)).collect();
+        // 10 us base; R = 0..7 ahead: 0, 0, 0, 0, then (R+1-4)/4 us.
+        assert_eq!(d, vec![10_000, 10_000, 10_000, 10_000, 10_250, 10_500, 10_750, 11_000]);
+        assert_eq!(g.runnable, 8);
+        g.ran();
+        assert_eq!(g.runnable, 7);
+        assert!(!g.can_spin(0), "7 runnable on 4 Ps: no spinning");
+        let g1 = sched(true, 1);
+        assert!(!g1.can_spin(0), "GOMAXPROCS 1: no spinning");
+        let g4 = sched(true, 4);
+        assert!(g4.can_spin(3) && !g4.can_spin(4));
+    }
+
     /// A spinner that announces itself (`mutexWoken`) stops the unlock from waking the
     /// parked head; the spinner takes the mutex, the head is woken at the spinner's unlock.
     #[test]
