@@ -140,18 +140,37 @@ struct ErlangQuantity {
 /// The Erlang-A family of replicate `base`: P(abandon) and the mean wait at every operating
 /// point (`ERLANG_REPS` runs each, seeded `replicate_seed(base, k)`), and each point's served
 /// waits. Checks the per-run invariants as it goes.
-fn erlang_a_family(base: u64) -> (Vec<ErlangQuantity>, Vec<ErlangQuantity>) {
+fn erlang_a_family(base: u64, costs: bool) -> (Vec<ErlangQuantity>, Vec<ErlangQuantity>) {
     let (mut family, mut served) = (vec![], vec![]);
     for (lam, mu, c, theta) in ERLANG_POINTS {
-        let p = ConnPoolParams::erlang_a(lam, mu, c, theta, 40_000);
+        let mut p = ConnPoolParams::erlang_a(lam, mu, c, theta, 40_000);
+        if costs {
+            // The calibrated GoSync costs (timer lateness off: it would lengthen the
+            // exponential patience).
+            use vtsim::model::dist::DurationDist;
+            p.costs = vtsim::model::connpool::CostParams {
+                timer_lateness: DurationDist::fixed(SimDuration::ZERO),
+                timer_lateness_busy: DurationDist::fixed(SimDuration::ZERO),
+                ..vtsim::model::connpool::CostParams::default()
+            };
+        }
         let th = erlang_a(lam, mu, c, theta);
         let (mut ab, mut wa, mut ws) = (vec![], vec![], vec![]);
         for k in 0..ERLANG_REPS {
             let r = run_detailed(&p, replicate_seed(base, k), RunOptions::default());
             let m = &r.metrics;
-            assert_eq!(m.wasted_handoffs + m.post_deadline_handoffs, 0);
+            if costs {
+                // A target whose patience ends during its microseconds-long handoff: rare.
+                assert!(
+                    m.wasted_handoffs < m.requests / 1000,
+                    "{}",
+                    m.wasted_handoffs
+                );
+            } else {
+                assert_eq!(m.wasted_handoffs + m.post_deadline_handoffs, 0);
+            }
             assert_eq!(m.requests, 40_000);
-            assert_eq!(m.timeouts + m.completed, m.requests);
+            assert_eq!(m.timeouts + m.completed + m.wasted_handoffs, m.requests);
             ab.push(m.timeouts as f64 / m.requests as f64);
             wa.push(m.queue_time_all_ns as f64 * 1e-9 / m.queue_time_all_n as f64);
             ws.push(m.acquisition.mean() * 1e-9);
@@ -238,8 +257,23 @@ fn erlang_a_served_check(served: &[ErlangQuantity]) -> Result<(), String> {
 /// gives |t| = 10 against a bound of 4.9).
 #[test]
 fn fixed_pool_is_erlang_a() {
-    let (family, served) = erlang_a_family(2026);
+    let (family, served) = erlang_a_family(2026, false);
     assert_eq!(family.len(), 6);
+    if let Err(e) = erlang_a_joint_check(&family) {
+        panic!("{e}");
+    }
+    if let Err(e) = erlang_a_served_check(&served) {
+        panic!("{e}");
+    }
+}
+
+/// The same check with `wl.mu` a GoSync mutex at the calibrated costs (200 ns per critical
+/// section, 13 ns per node, Exp(1.8 us) wake-ups, semaphore charges): at this low contention
+/// (at most 25 requests/s) the lock and the wake-ups change the waits by microseconds
+/// against means of 0.1 s, so the pool is still Erlang-A. Another family-wise 0.5 %.
+#[test]
+fn fixed_pool_with_gosync_costs_is_erlang_a() {
+    let (family, served) = erlang_a_family(2027, true);
     if let Err(e) = erlang_a_joint_check(&family) {
         panic!("{e}");
     }
