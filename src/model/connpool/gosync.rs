@@ -373,7 +373,7 @@ impl<T: Copy> GoMutex<T> {
     /// Close the starvation-time account at the end of a run.
     pub fn close(&mut self, now: SimTime) {
         if self.starving {
-            self.stats.starving_ns += now.0 - self.starving_since.0;
+            self.stats.starving_ns += now.0.saturating_sub(self.starving_since.0);
             self.starving_since = now;
         }
     }
@@ -428,7 +428,7 @@ impl<T: Copy> GoMutex<T> {
             self.starving_since = now;
             self.stats.starvation_entries += 1;
         } else {
-            self.stats.starving_ns += now.0 - self.starving_since.0;
+            self.stats.starving_ns += now.0.saturating_sub(self.starving_since.0);
             self.stats.starvation_exits += 1;
         }
         self.starving = on;

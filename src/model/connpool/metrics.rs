@@ -325,8 +325,8 @@ crate::metric_set! {
         success_latency_max_ms: Value = "largest Get latency of a success (ms)",
         /// Mean timer lateness drawn (us).
         timer_lateness_mean_us: Value = "mean timer lateness drawn (us)",
-        /// Fraction of the stages wl.mu spent in starvation mode (GoSync).
-        mutex_starving_frac: Value = "fraction of the stages wl.mu spent in starvation mode (GoSync)",
+        /// Time wl.mu spent in starvation mode (stages and drain) / stage time (GoSync).
+        mutex_starving_frac: Value = "time wl.mu spent in starvation mode (stages and drain) / stage time (GoSync)",
         /// Switches of wl.mu into starvation mode.
         mutex_starvation_entries: Value = "switches of wl.mu into starvation mode",
         /// Newcomers that took wl.mu ahead of parked or woken waiters.

@@ -306,7 +306,7 @@ impl PoolWorld {
     pub(crate) fn finish_run(&mut self, end: SimTime) {
         self.note_depth(end);
         if let Some(go) = &mut self.mutex.go {
-            go.close(end.min(self.stages_end));
+            go.close(end);
             self.m.mutex_stats = go.stats.clone();
         }
         self.m.wakes = self.sched.wakes;
