@@ -1,5 +1,6 @@
 //! The events of the pool world: small `Copy` values (ids only).
 
+use super::gosync::MutexEvent;
 use crate::sim::{TraceRecord, Traced};
 
 /// Something that happens in the pool.
@@ -43,6 +44,8 @@ pub enum Event {
     MutexRelease,
     /// The starvation worker's ticker fires.
     StarvationTick,
+    /// An event of the `GoSync` `wl.mu` (a woken or handed-off goroutine runs, a spin ends).
+    Mutex(MutexEvent),
 }
 
 impl Traced for Event {
@@ -58,6 +61,10 @@ impl Traced for Event {
             Event::WaiterRuns { w } => ("waiter_runs", w, 0),
             Event::MutexRelease => ("mutex_release", 0, 0),
             Event::StarvationTick => ("starvation_tick", 0, 0),
+            Event::Mutex(m) => {
+                let (kind, g) = m.describe();
+                (kind, g, 0)
+            }
         };
         TraceRecord {
             component: "connpool",

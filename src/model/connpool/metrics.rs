@@ -88,6 +88,74 @@ impl LogHistogram {
     }
 }
 
+/// One bucket of the run's timeline.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Bucket {
+    /// Requests that arrived (`Get` called).
+    pub arrivals: u64,
+    /// `Get` calls that returned a connection, counted at the instant `Get` returned.
+    pub acquired: u64,
+    /// `Get` calls that returned ErrTimeout.
+    pub timeouts: u64,
+    /// Largest waitlist length in the bucket.
+    pub depth_max: usize,
+    /// Waitlist length at the end of the bucket.
+    pub depth_end: usize,
+    /// The length changed in this bucket (else it is carried from the previous one).
+    pub touched: bool,
+}
+
+/// Counts per fixed time bucket over the stages and the drain (a replay artifact: the
+/// waitlist length over time, including after arrivals stop).
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    /// Bucket width (ns).
+    pub width_ns: u64,
+    /// The buckets.
+    pub buckets: Vec<Bucket>,
+    /// A write past the last bucket lands here (not reported).
+    spill: Bucket,
+}
+
+/// At most this many timeline buckets (a long run gets wider buckets).
+const TIMELINE_BUCKETS: u64 = 2000;
+
+impl Timeline {
+    /// Buckets of 100 ms (wider when `span` is over 200 s) covering `span`.
+    pub fn new(span: crate::sim::SimTime) -> Self {
+        let width_ns = (span.0 / TIMELINE_BUCKETS).max(100_000_000);
+        let n = span.0.div_ceil(width_ns).clamp(1, TIMELINE_BUCKETS + 1);
+        Timeline {
+            width_ns,
+            buckets: vec![Bucket::default(); n as usize],
+            spill: Bucket::default(),
+        }
+    }
+    /// The bucket of `t`.
+    #[inline]
+    pub fn at(&mut self, t: crate::sim::SimTime) -> &mut Bucket {
+        let i = (t.0 / self.width_ns) as usize;
+        match self.buckets.get_mut(i) {
+            Some(b) => b,
+            None => &mut self.spill,
+        }
+    }
+    /// Carry the length through buckets where it did not change.
+    pub fn close(&mut self, end: crate::sim::SimTime, depth_at_end: usize) {
+        let _ = depth_at_end;
+        let last = ((end.0 / self.width_ns) as usize).min(self.buckets.len().saturating_sub(1));
+        let mut d = 0;
+        for (i, b) in self.buckets.iter_mut().enumerate() {
+            if b.touched {
+                d = b.depth_end;
+            } else if i <= last {
+                b.depth_end = d;
+                b.depth_max = b.depth_max.max(d);
+            }
+        }
+    }
+}
+
 /// Counters of one run.
 #[derive(Clone, Debug, Default)]
 pub struct Metrics {
@@ -107,8 +175,27 @@ pub struct Metrics {
     pub timeouts: u64,
     /// Of those, evicted by a returner (variants with invariant A).
     pub evicted_timeouts: u64,
-    /// `waitForConn` returned a connection to a waiter whose deadline had passed.
+    /// `waitForConn` returned a connection to a waiter whose deadline had passed (clock).
     pub post_deadline_handoffs: u64,
+    /// `waitForConn` returned a connection to a waiter whose ctx was already cancelled
+    /// (`ctx.Err() != nil` when `Get` returns: the metric of github/vitess-gh PR #238).
+    pub post_cancel_handoffs: u64,
+    /// `Get` calls that returned a connection.
+    pub acquired: u64,
+    /// `Get` latency of acquisitions whose ctx was live (successes the caller can use, ns).
+    pub success_latency: LogHistogram,
+    /// Timer lateness drawn (ns; random draws only).
+    pub timer_lateness: LogHistogram,
+    /// The GoSync mutex's counters (zero for Fifo).
+    pub mutex_stats: super::gosync::MutexStats,
+    /// Goroutine wake-ups and the sum of their delays (ns).
+    pub wakes: u64,
+    /// Sum of wake-up delays (ns).
+    pub wake_ns: u128,
+    /// Most goroutines runnable at once.
+    pub runnable_max: u32,
+    /// From the end of the stages until the waitlist was last empty (ns).
+    pub drain_ns: u64,
     /// A connection reached a request that could not use it (query start or setting change
     /// after the deadline).
     pub wasted_handoffs: u64,
@@ -226,6 +313,36 @@ crate::metric_set! {
         mean_wait_all_s: Value = "mean time to acquisition or timeout over finished requests (Erlang-A W)",
         /// Mean Get latency of acquisitions (s).
         mean_wait_served_s: Value = "mean Get latency of acquisitions (s)",
+        /// Get returned a connection whose ctx was already cancelled (PR #238's metric).
+        post_cancel_handoffs: Value = "Get returned a connection whose ctx was already cancelled (PR #238's metric)",
+        /// Get calls that returned a connection, per second of the stages (by return instant).
+        acquired_rps: Value = "Get calls that returned a connection, per second of the stages (by return instant)",
+        /// Median Get latency of successes (live ctx, ms).
+        success_latency_p50_ms: Value = "median Get latency of successes (live ctx, ms)",
+        /// P99 Get latency of successes (ms).
+        success_latency_p99_ms: Value = "p99 Get latency of successes (ms)",
+        /// Largest Get latency of a success (ms).
+        success_latency_max_ms: Value = "largest Get latency of a success (ms)",
+        /// Mean timer lateness drawn (us).
+        timer_lateness_mean_us: Value = "mean timer lateness drawn (us)",
+        /// Time wl.mu spent in starvation mode (stages and drain) / stage time (GoSync).
+        mutex_starving_frac: Value = "time wl.mu spent in starvation mode (stages and drain) / stage time (GoSync)",
+        /// Switches of wl.mu into starvation mode.
+        mutex_starvation_entries: Value = "switches of wl.mu into starvation mode",
+        /// Newcomers that took wl.mu ahead of parked or woken waiters.
+        mutex_barges: Value = "newcomers that took wl.mu ahead of parked or woken waiters",
+        /// Woken waiters requeued at the front after losing wl.mu.
+        mutex_lifo_requeues: Value = "woken waiters requeued at the front after losing wl.mu",
+        /// Spin iterations on wl.mu.
+        mutex_spins: Value = "spin iterations on wl.mu",
+        /// Starvation-mode handoffs of wl.mu.
+        mutex_handoffs: Value = "starvation-mode handoffs of wl.mu",
+        /// Mean goroutine wake-up delay (us).
+        wake_delay_mean_us: Value = "mean goroutine wake-up delay (us)",
+        /// Most goroutines runnable at once.
+        runnable_max: Value = "most goroutines runnable at once",
+        /// Seconds after the stages until the waitlist was last empty.
+        waitlist_drain_s: Value = "seconds after the stages until the waitlist was last empty",
     }
 }
 
@@ -308,8 +425,109 @@ impl Metrics {
                 self.queue_time_all_n as f64,
             ),
             mean_wait_served_s: self.acquisition.mean() * 1e-9,
+            post_cancel_handoffs: self.post_cancel_handoffs as f64,
+            acquired_rps: div(self.acquired as f64, span_s),
+            success_latency_p50_ms: self.success_latency.quantile(0.5) * 1e-6,
+            success_latency_p99_ms: self.success_latency.quantile(0.99) * 1e-6,
+            success_latency_max_ms: self.success_latency.max() as f64 * 1e-6,
+            timer_lateness_mean_us: self.timer_lateness.mean() * 1e-3,
+            mutex_starving_frac: div(self.mutex_stats.starving_ns as f64 * 1e-9, span_s),
+            mutex_starvation_entries: self.mutex_stats.starvation_entries as f64,
+            mutex_barges: self.mutex_stats.barges as f64,
+            mutex_lifo_requeues: self.mutex_stats.lifo_requeues as f64,
+            mutex_spins: self.mutex_stats.spins as f64,
+            mutex_handoffs: self.mutex_stats.handoffs as f64,
+            wake_delay_mean_us: div(self.wake_ns as f64 * 1e-3, self.wakes as f64),
+            runnable_max: self.runnable_max as f64,
+            waitlist_drain_s: self.drain_ns as f64 * 1e-9,
         }
     }
+}
+
+/// The replay artifacts of a run: `timeline.csv` (per bucket: arrivals, acquisitions by the
+/// instant `Get` returned, timeouts, waitlist length max and at the bucket's end), and the
+/// chart `waitlist.png`/`.svg` of the waitlist length over time, with the stage boundaries
+/// and the end of arrivals marked.
+pub fn artifacts(t: &Timeline, stage_ends: &[crate::sim::SimTime]) -> Vec<crate::model::Artifact> {
+    use crate::chart::{ChartData, Curve, CurvePoint, MarkLine};
+    use std::fmt::Write;
+    let w = t.width_ns as f64 * 1e-9;
+    let mut csv = String::from(
+        "t_start_s,t_end_s,arrivals_per_s,acquired_per_s,timeouts_per_s,waitlist_max,waitlist_end\n",
+    );
+    let (mut depth, mut acq) = (vec![], vec![]);
+    for (i, b) in t.buckets.iter().enumerate() {
+        let x0 = i as f64 * w;
+        let _ = writeln!(
+            csv,
+            "{x0:.3},{:.3},{},{},{},{},{}",
+            x0 + w,
+            b.arrivals as f64 / w,
+            b.acquired as f64 / w,
+            b.timeouts as f64 / w,
+            b.depth_max,
+            b.depth_end
+        );
+        depth.push(CurvePoint {
+            x: x0 + w,
+            y: b.depth_end as f64,
+            band: None,
+        });
+        acq.push(CurvePoint {
+            x: x0 + w,
+            y: b.acquired as f64 / w,
+            band: None,
+        });
+    }
+    let marks: Vec<MarkLine> = stage_ends
+        .iter()
+        .enumerate()
+        .map(|(k, e)| MarkLine::V {
+            x: e.as_secs_f64(),
+            label: if k + 1 == stage_ends.len() {
+                "arrivals stop".into()
+            } else {
+                format!("end of stage {}", k + 1)
+            },
+        })
+        .collect();
+    let chart = |title: &str, y: &str, label: &str, points: Vec<CurvePoint>| ChartData {
+        title: title.into(),
+        x_label: "time (s)".into(),
+        y_label: y.into(),
+        log_x: false,
+        log_y: false,
+        curves: vec![Curve {
+            label: label.into(),
+            points,
+            series_x: None,
+        }],
+        marks: marks.clone(),
+    };
+    vec![
+        crate::model::Artifact::Text {
+            name: "timeline.csv".into(),
+            text: csv,
+        },
+        crate::model::Artifact::Chart {
+            name: "waitlist".into(),
+            data: chart(
+                "Waitlist length over time, through and after the stages",
+                "waiters linked (end of each bucket)",
+                "waitlist length",
+                depth,
+            ),
+        },
+        crate::model::Artifact::Chart {
+            name: "acquisitions".into(),
+            data: chart(
+                "Acquisitions per second, by the instant Get returned",
+                "Get calls returning a connection per second",
+                "acquisitions/s",
+                acq,
+            ),
+        },
+    ]
 }
 
 #[cfg(test)]

@@ -8,9 +8,36 @@
 //! `wl.mu`, which serialises every enqueue, every slow-path return and every timed-out
 //! waiter's removal. The model runs the four variants of the harness of github/vitess-gh PR #241:
 //! `Unfixed` (release-22.0), `OnlyA` (selection evicts expired waiters), `OnlyB` (O(1)
-//! self-removal) and `Fixed` (A + B), with `wl.mu` a FIFO server whose hold time is
-//! `base + per_node × nodes visited`, a wake-up latency between a waiter becoming runnable and
-//! running, and the 100 ms starvation worker.
+//! self-removal) and `Fixed` (A + B). `wl.mu` is Go's `sync.Mutex` ([`gosync::GoMutex`]:
+//! barging, spinning, LIFO requeue, starvation mode after 1 ms; `costs.mutex: Fifo` keeps the
+//! FIFO server of before) with hold time `base + per_node × nodes visited`; wake-ups cost the
+//! waker a semaphore release and the woken goroutine a delay that grows with the runnable
+//! goroutines per `GOMAXPROCS` ([`gosync::GoSched`]); ctx deadlines and the 100 ms starvation
+//! ticker fire late by a drawn timer lateness. The costs are one calibration against
+//! github/vitess-gh PR #238's counts (`experiments/pool-calibration.ron`, `docs/connpool.md`
+//! "Calibration").
+//!
+//! Embedding the mutex in another world: own a `GoMutex<YourOp>` and a `GoSched`, add one
+//! variant `Mutex(MutexEvent)` to your event enum, and pass a [`gosync::MutexCtx`] (your
+//! scheduler, `fn(MutexEvent) -> YourEvent`, the `GoSched`, a stream) to `lock`, `handle` and
+//! `unlock`; a returned [`gosync::Grant`] is an acquisition: run its critical section,
+//! schedule your own release event after its hold and call `unlock` there
+//! (`super::connpool::mutex` is the pool's own host code; the unit tests of `gosync` are a
+//! minimal host).
+//!
+//! What the model still leaves out, and which figures a measurement could refute:
+//! - CPU is not modelled except as the run-queue term of a wake-up: the lock holder, spinners
+//!   and the scanning goroutines do not compete for the `GOMAXPROCS` Ps, the GC never runs,
+//!   and the holder is never preempted. A real collapse with CPU saturation would come sooner.
+//! - The Go scheduler is a delay formula, not `runnext`/local/global run queues, work
+//!   stealing or `usleep(3)` before stealing `runnext`; timer lateness is drawn at arrival from
+//!   the process state then (idle or busy), not when the timer is due.
+//! - Refutable: the fitted 13 ns per node (a `BenchmarkTryReturnConnSlow`-style measurement of
+//!   a forced full scan at depth 512–64000 would confirm or refute it), the 1.8 µs base
+//!   wake-up, the collapse loads of `docs/connpool.md` (Unfixed and OnlyA between 4× and 6×
+//!   at capacity 20, GoSync), OnlyA not being worse than Unfixed in a steady overload, and
+//!   the fraction of time `wl.mu` spends in starvation mode in a collapse (`mutex_starving_frac`,
+//!   observable with a mutex profile).
 //!
 //! Where the specification (`docs/connpool.md`) and the code differ, the code is followed (noted
 //! in the report too):
@@ -33,15 +60,18 @@
 //! Digest (the rule is in [`crate::sim::trace`]): besides the events, each request's draws are
 //! one draw record (`request`, setting, `request`, deadline offset in ns, service time in ns):
 //! the deadline and the setting reach the counters (late completions, timeouts, setting
-//! changes) without being event times. Arrival gaps, dial, setting round trips, wake-ups and
-//! think times are event times.
+//! changes) without being event times; a random timer lateness is a draw record too
+//! (`timer`, busy 0/1, `lateness`, ns), per request and per starvation tick. Arrival gaps,
+//! dial, setting round trips, wake-ups, handoffs, spins and think times are event times.
 //!
 //! Files: [`params`] (every parameter, default and source), [`event`], [`waitlist`] (the list,
-//! `Waiter`, the selection rule), [`world`] (the pool, `wl.mu`, dispatch), [`metrics`],
+//! `Waiter`, the selection rule), [`gosync`] (Go's mutex and scheduler, reusable), [`mutex`]
+//! (`wl.mu` in the pool), [`world`] (the pool, dispatch), [`metrics`],
 //! [`erlang`] (the M/M/c+M closed form the `Fixed` pool is checked against).
 
 pub mod erlang;
 pub mod event;
+pub mod gosync;
 pub mod metrics;
 pub mod mutex;
 pub mod params;
@@ -54,8 +84,10 @@ pub use erlang::{erlang_a, ErlangA};
 pub use event::Event;
 pub use metrics::Metrics;
 pub use params::{
-    Arrivals, ConnPoolParams, CostParams, PoolParams, Stage, Variant, Weighted, WorkloadParams,
+    Arrivals, ConnPoolParams, CostParams, MutexKind, PoolParams, Stage, Variant, Weighted,
+    WorkloadParams,
 };
+pub use gosync::{GoMutex, GoSched, Grant, MutexCtx, MutexEvent, MutexStats};
 pub use waitlist::{Selection, Waiter, WaiterState, Waitlist};
 pub use world::PoolWorld;
 
@@ -121,6 +153,9 @@ impl Model for ConnPool {
             s.push_str(&format!("  {:28} {v:.6}\n", d.name));
         }
         s
+    }
+    fn artifacts(_p: &ConnPoolParams, w: &PoolWorld, _end: SimTime) -> Vec<super::Artifact> {
+        metrics::artifacts(&w.timeline, &w.stage_ends)
     }
     fn detail(_p: &ConnPoolParams, w: PoolWorld, _end: SimTime) -> ConnPoolDetail {
         ConnPoolDetail { metrics: w.m }

@@ -1,12 +1,15 @@
-//! `wl.mu` as one FIFO server: an operation asks for the lock; operations run one at a time
-//! in request order (Go's `sync.Mutex` enters starvation mode, i.e. FIFO handoff, once a
-//! waiter has waited 1 ms, which is the regime that matters here). An operation's list work
-//! happens when it acquires the lock; it holds the lock for `base + per_node × nodes
-//! visited`; what it does after unlocking (wake the target, stack the connection) happens at
-//! the release. With zero cost the release is immediate and no event is scheduled. Also the
-//! 100 ms starvation worker, and the waitlist-depth accounting done under the lock.
+//! `wl.mu` in the pool: either one FIFO server ([`super::params::MutexKind::Fifo`], operations run one at a
+//! time in request order, the next owner running at once) or Go's `sync.Mutex`
+//! ([`super::params::MutexKind::GoSync`], the [`super::gosync::GoMutex`] state machine: barging, spinning,
+//! LIFO requeue, starvation mode after 1 ms). An operation's list work happens when it
+//! acquires the lock; it holds the lock for `base + per_node × nodes visited` (plus the
+//! semaphore releases a variant does under the lock); what it does after unlocking (wake the
+//! target, stack the connection) happens at the release, its wakes offset by what the
+//! unlock charged it. With zero cost the release is immediate and no event is scheduled.
+//! Also the 100 ms starvation worker, and the waitlist-depth accounting done under the lock.
 
 use super::event::Event;
+use super::gosync::{GoMutex, Grant, MutexCtx, MutexEvent};
 use super::params::Variant;
 use super::waitlist::{WaiterState, NONE};
 use super::world::PoolWorld;
@@ -59,22 +62,114 @@ pub(super) enum AfterUnlock {
     },
 }
 
-/// `wl.mu` as one FIFO server.
+/// `wl.mu`.
 #[derive(Debug, Default)]
 pub struct WlMutex {
-    /// Held (or being driven): new requests queue.
+    /// Go's `sync.Mutex` (`None`: the FIFO server).
+    pub(super) go: Option<GoMutex<MutexOp>>,
+    /// Held (or being driven): new requests queue (FIFO); a grant is running (GoSync).
     pub(super) held: bool,
-    /// Waiting operations and when each asked.
+    /// Waiting operations and when each asked (FIFO).
     pub(super) queue: VecDeque<(MutexOp, SimTime)>,
+    /// An operation that acquired while another's after-unlock code ran (GoSync).
+    pub(super) pending: Option<Grant<MutexOp>>,
     /// The holder's after-unlock action.
     pub(super) after: Option<AfterUnlock>,
 }
 
+/// The mutex events inside the pool's event enum.
+fn wrap(ev: MutexEvent) -> Event {
+    Event::Mutex(ev)
+}
+
 impl PoolWorld {
     pub(super) fn lock(&mut self, now: SimTime, op: MutexOp, s: &mut Scheduler<Event>) {
-        self.mutex.queue.push_back((op, now));
-        if !self.mutex.held {
+        if self.mutex.go.is_none() {
+            self.mutex.queue.push_back((op, now));
+            if !self.mutex.held {
+                self.drive_mutex(now, s);
+            }
+            return;
+        }
+        let mut go = self.mutex.go.take().expect("GoSync");
+        let g = go.lock(now, op, &mut self.mutex_ctx(s));
+        self.mutex.go = Some(go);
+        if let Some(g) = g {
+            self.go_granted(now, g, s);
+        }
+    }
+
+    fn mutex_ctx<'a>(&'a mut self, s: &'a mut Scheduler<Event>) -> MutexCtx<'a, Event> {
+        MutexCtx {
+            s,
+            wrap,
+            sched: &mut self.sched,
+            rng: self.rng_sched.get(),
+        }
+    }
+
+    /// A `GoSync` mutex event.
+    pub(super) fn mutex_event(&mut self, now: SimTime, ev: MutexEvent, s: &mut Scheduler<Event>) {
+        let mut go = self.mutex.go.take().expect("GoSync");
+        let g = go.handle(now, ev, &mut self.mutex_ctx(s));
+        self.mutex.go = Some(go);
+        if let Some(g) = g {
+            self.go_granted(now, g, s);
+        }
+    }
+
+    /// The holder releases `wl.mu` (both kinds).
+    pub(super) fn mutex_release(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        let after = self.mutex.after.take().expect("a holder");
+        if self.mutex.go.is_none() {
+            self.after_unlock(now, after, 0, s);
             self.drive_mutex(now, s);
+            return;
+        }
+        self.go_unlock_then(now, after, s);
+        self.drain_pending(now, s);
+    }
+
+    /// `Unlock`, then the holder's after-unlock code, its wakes offset by the unlock's charge.
+    fn go_unlock_then(&mut self, now: SimTime, after: AfterUnlock, s: &mut Scheduler<Event>) {
+        let mut go = self.mutex.go.take().expect("GoSync");
+        let charge = go.unlock(now, &mut self.mutex_ctx(s));
+        self.mutex.go = Some(go);
+        let was = self.mutex.held;
+        self.mutex.held = true;
+        self.after_unlock(now, after, charge, s);
+        self.mutex.held = was;
+    }
+
+    /// An operation acquired the GoSync mutex: run it (and, while holds are zero, whatever
+    /// acquires next).
+    fn go_granted(&mut self, now: SimTime, g: Grant<MutexOp>, s: &mut Scheduler<Event>) {
+        if self.mutex.held {
+            debug_assert!(self.mutex.pending.is_none());
+            self.mutex.pending = Some(g);
+            return;
+        }
+        self.mutex.pending = Some(g);
+        self.drain_pending(now, s);
+    }
+
+    fn drain_pending(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        while let Some(g) = self.mutex.pending.take() {
+            self.m.mutex_wait.add(now.0 - g.asked.0);
+            self.note_depth(now);
+            let (nodes, extra, after) = self.critical_section(now, g.op);
+            self.note_depth_after(now);
+            let hold = self
+                .base_ns
+                .saturating_add(self.per_node_ns.saturating_mul(nodes as u64))
+                .saturating_add(extra);
+            if hold > 0 {
+                self.m.mutex_busy_ns += hold.min(self.stages_end.0.saturating_sub(now.0));
+                self.mutex.after = Some(after);
+                s.after(SimDuration(hold), Event::MutexRelease);
+                return;
+            }
+            self.go_unlock_then(now, after, s);
         }
     }
 
@@ -84,27 +179,30 @@ impl PoolWorld {
         while let Some((op, asked)) = self.mutex.queue.pop_front() {
             self.m.mutex_wait.add(now.0 - asked.0);
             self.note_depth(now);
-            let (nodes, after) = self.critical_section(now, op);
-            self.note_depth_after();
+            let (nodes, extra, after) = self.critical_section(now, op);
+            self.note_depth_after(now);
             let hold = self
                 .base_ns
-                .saturating_add(self.per_node_ns.saturating_mul(nodes as u64));
+                .saturating_add(self.per_node_ns.saturating_mul(nodes as u64))
+                .saturating_add(extra);
             if hold > 0 {
                 self.m.mutex_busy_ns += hold.min(self.stages_end.0.saturating_sub(now.0));
                 self.mutex.after = Some(after);
                 s.after(SimDuration(hold), Event::MutexRelease);
                 return;
             }
-            self.after_unlock(now, after, s);
+            self.after_unlock(now, after, 0, s);
         }
         self.mutex.held = false;
     }
 
-    pub(super) fn critical_section(&mut self, now: SimTime, op: MutexOp) -> (u32, AfterUnlock) {
+    /// Run `op`'s list work: the nodes it visits, the extra hold time (wakes done under the
+    /// lock) and what it does after unlocking.
+    pub(super) fn critical_section(&mut self, now: SimTime, op: MutexOp) -> (u32, u64, AfterUnlock) {
         match op {
             MutexOp::Enqueue(w) => {
                 self.waitlist.push_back(&mut self.waiters, w);
-                (0, AfterUnlock::Enqueued(w))
+                (0, 0, AfterUnlock::Enqueued(w))
             }
             MutexOp::SelfRemove(w) => {
                 let found = self.waitlist.contains(&self.waiters, w);
@@ -118,7 +216,7 @@ impl PoolWorld {
                 if found {
                     self.waitlist.remove(&mut self.waiters, w);
                 }
-                (nodes, AfterUnlock::Removed { w, found })
+                (nodes, 0, AfterUnlock::Removed { w, found })
             }
             MutexOp::Return { conn, starving } => {
                 let sel = self.waitlist.select(
@@ -134,8 +232,16 @@ impl PoolWorld {
                     self.m.selections += 1;
                     self.m.invariant_a_violations += sel.target_expired as u64;
                 }
+                // OnlyA wakes its evictees under the lock (upstream v23's inline notify):
+                // one semaphore release each, charged to the hold.
+                let inline = if self.variant == Variant::OnlyA {
+                    self.sched.semrelease_ns.saturating_mul(self.evicted.len() as u64)
+                } else {
+                    0
+                };
                 (
                     sel.visited,
+                    inline,
                     AfterUnlock::Returned {
                         conn,
                         target: sel.target.unwrap_or(NONE),
@@ -147,12 +253,20 @@ impl PoolWorld {
                 let count = self
                     .waitlist
                     .starving_count(&self.waiters, self.variant, now);
-                (self.waitlist.len() as u32, AfterUnlock::Scanned { count })
+                (self.waitlist.len() as u32, 0, AfterUnlock::Scanned { count })
             }
         }
     }
 
-    pub(super) fn after_unlock(&mut self, now: SimTime, after: AfterUnlock, s: &mut Scheduler<Event>) {
+    /// What the unlocker does next; `charge` (ns) is what its `Unlock` cost it, which delays
+    /// the wakes it issues.
+    pub(super) fn after_unlock(
+        &mut self,
+        now: SimTime,
+        after: AfterUnlock,
+        charge: u64,
+        s: &mut Scheduler<Event>,
+    ) {
         match after {
             AfterUnlock::Enqueued(w) => {
                 let wt = &mut self.waiters[w as usize];
@@ -162,8 +276,8 @@ impl PoolWorld {
                     self.lock(now, MutexOp::SelfRemove(w), s);
                 } else {
                     wt.state = WaiterState::Parked;
-                    let (deadline, gen) = (wt.deadline, wt.gen);
-                    s.at(deadline, Event::Deadline { w, gen });
+                    let (cancel_at, gen) = (wt.cancel_at, wt.gen);
+                    s.at(cancel_at, Event::Deadline { w, gen });
                 }
             }
             AfterUnlock::Removed { w, found } => {
@@ -179,19 +293,30 @@ impl PoolWorld {
                 target,
                 starving,
             } => {
-                // Fixed (PR #241's backport) hands off first and wakes evictees after;
-                // OnlyA follows upstream v23, which notifies evictees inline, before the target.
+                // Fixed (PR #241's backport) hands off first and wakes evictees after, outside
+                // the lock; OnlyA follows upstream v23, which notifies evictees inline under
+                // the lock (their releases were charged to the hold), before the target.
+                let sem = self.sched.semrelease_ns;
+                let mut t = charge;
                 let evictees_first = self.variant == Variant::OnlyA;
                 if evictees_first {
-                    self.notify_evictees(s);
+                    self.notify_evictees(0, 0, s);
                 }
                 if target != NONE {
-                    self.hand(target, conn, s);
+                    t = t.saturating_add(sem);
+                    self.hand(target, conn, t, s);
+                    if sem > 0 && !self.evicted.is_empty() {
+                        // `notify(true)` yields the returner's P: it wakes the evictees only
+                        // once it is scheduled again.
+                        let resume = self.sched.ready(self.rng_sched.get());
+                        self.sched.ran();
+                        t = t.saturating_add(resume);
+                    }
                 } else {
                     self.stack_push(conn);
                 }
                 if !evictees_first {
-                    self.notify_evictees(s);
+                    self.notify_evictees(t, sem, s);
                 }
                 if starving {
                     if target != NONE {
@@ -208,10 +333,14 @@ impl PoolWorld {
         }
     }
 
-    pub(super) fn notify_evictees(&mut self, s: &mut Scheduler<Event>) {
+    /// Wake the evictees: the first readied at `from + step`, each next one `step` later (the
+    /// waker pays one semaphore release each).
+    pub(super) fn notify_evictees(&mut self, from: u64, step: u64, s: &mut Scheduler<Event>) {
+        let mut t = from;
         for k in 0..self.evicted.len() {
             let e = self.evicted[k];
-            self.hand(e, NONE, s);
+            t = t.saturating_add(step);
+            self.hand(e, NONE, t, s);
         }
         self.evicted.clear();
     }
@@ -253,7 +382,21 @@ impl PoolWorld {
         }
     }
 
-    pub(super) fn note_depth_after(&mut self) {
-        self.m.depth_max = self.m.depth_max.max(self.waitlist.len());
+    pub(super) fn note_depth_after(&mut self, now: SimTime) {
+        let d = self.waitlist.len();
+        self.m.depth_max = self.m.depth_max.max(d);
+        if d == 0 {
+            self.last_emptied = now;
+        }
+        let b = self.timeline.at(now);
+        b.depth_max = b.depth_max.max(d);
+        b.depth_end = d;
+        b.touched = true;
+    }
+
+    /// The timeline bucket of `now`.
+    #[inline]
+    pub(super) fn timeline_at(&mut self, now: SimTime) -> &mut super::metrics::Bucket {
+        self.timeline.at(now)
     }
 }

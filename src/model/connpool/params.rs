@@ -105,25 +105,108 @@ pub struct PoolParams {
     pub query_checks_deadline: bool,
 }
 
-/// `wl.mu` hold times and the Go scheduler's wake-up latency.
+/// `wl.mu` hold times, the lock's discipline, the Go scheduler's wake-up costs and timer
+/// lateness. The defaults are one calibration (`experiments/pool-calibration.ron`,
+/// `docs/connpool.md` "Calibration") and are not tuned per experiment.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CostParams {
-    /// Fixed part of every `wl.mu` critical section: lock, unlock, a contended handoff, the
-    /// O(1) list work (`docs/connpool.md` "The mutex is the heart of the model"). Default 200ns
-    /// *[inferred:
-    /// an uncontended Lock/Unlock pair is ~20 ns; a starvation-mode handoff to a parked
-    /// goroutine costs more]*.
+    /// How `wl.mu` serves its goroutines. Default `GoSync` (Go's `sync.Mutex`).
+    pub mutex: MutexKind,
+    /// Fixed part of every `wl.mu` critical section: lock, unlock and the O(1) list work
+    /// (`docs/connpool.md` "The mutex is the heart of the model"). Default 200ns
+    /// *[inferred: an uncontended Lock/Unlock pair is ~20 ns, plus cache-missing list
+    /// operations]*.
     pub base: SimDuration,
     /// Added per list node a critical section visits (pointer chase through `sync.Pool`
-    /// recycled elements, mostly cache misses at depth in the thousands). Default 40ns
-    /// *[inferred: "tens of nanoseconds per node", `docs/connpool.md`]*.
+    /// recycled elements, mostly cache misses at depth in the thousands). Default 13ns
+    /// *[fitted to PR #238's counts, `experiments/pool-calibration.ron`]*.
     pub per_node: SimDuration,
-    /// From a waiter's goroutine becoming runnable (handoff notify or ctx.Done) to it running
-    /// (`sema.notify` + helper goroutine + select, vitessio/vitess
-    /// `go/pools/smartconnpool/waitlist.go` `waitForConn`). Default Exp(mean 50us)
-    /// *[inferred: Go scheduling latency on a loaded vttablet]*.
+    /// Base delay from a goroutine becoming runnable (a semaphore release, `ctx.Done`) to it
+    /// running: one `schedule()`, the helper goroutine, `select` (vitessio/vitess
+    /// `go/pools/smartconnpool/waitlist.go` `waitForConn`). The run-queue term
+    /// (`wake_burst`, `gomaxprocs`) comes on top. Default Exp(mean 1.8us) *[fitted to PR #238's
+    /// counts, `experiments/pool-calibration.ron`]*.
     pub wakeup_latency: DurationDist,
+    /// `GOMAXPROCS` of the process. Default 8 *[inferred: the harness machine is not
+    /// published]*.
+    pub gomaxprocs: u32,
+    /// CPU burst of each runnable goroutine a woken one waits behind once runnable goroutines
+    /// outnumber `gomaxprocs` (Go `runtime/proc.go` run queues). Default 1us *[inferred:
+    /// golang/go#29471 measured ~1.8 CPU-us per wake and run]*. `0s` turns the term off.
+    pub wake_burst: SimDuration,
+    /// Charged to the waker per semaphore release (`semrelease1`: root lock, treap dequeue,
+    /// `goready`), inside `wl.mu` when the variant wakes under the lock (OnlyA, as upstream
+    /// v23), else delaying the waker's next wake; a `notify(true)` handoff also makes the
+    /// returner yield its P before it wakes evictees (Fixed). Default 200ns *\[inferred\]*.
+    /// `0s` turns every waker charge (and the yield) off.
+    pub semrelease: SimDuration,
+    /// Lateness of a ctx deadline timer (and of the starvation ticker) when the process is
+    /// idle (nothing waiting, nothing runnable): `epoll_wait` has 1 ms resolution and Linux
+    /// adds 50 us of timer slack (Go `runtime/netpoll_epoll.go` `netpoll`; golang/go#44343,
+    /// PR #79872). Default Uniform(20us, 1.05ms) *[inferred from those]*.
+    pub timer_lateness: DurationDist,
+    /// Timer lateness when the process is busy (waiters linked or goroutines runnable): the
+    /// timer is run at the next `schedule()` on some P (Go `runtime/proc.go` `checkTimers`).
+    /// Default Exp(mean 10us) *\[inferred\]*.
+    pub timer_lateness_busy: DurationDist,
+}
+
+/// The discipline of `wl.mu`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", deny_unknown_fields)]
+pub enum MutexKind {
+    /// One FIFO server in request order, the owner running at once (the model before issue
+    /// 14; kept for comparison).
+    Fifo,
+    /// Go's `sync.Mutex` (Go `src/sync/mutex.go`): normal mode with barging newcomers,
+    /// optional spinning and LIFO requeue of a woken loser; starvation mode (FIFO handoff)
+    /// after a waiter has waited 1 ms (`super::gosync`).
+    GoSync {
+        /// Spin before parking when `sync_runtime_canSpin` allows (at most 4 iterations,
+        /// `gomaxprocs > 1`, fewer runnable goroutines than Ps). Default true.
+        #[serde(default = "yes")]
+        spin: bool,
+        /// One spin iteration (`procyield(30)`: 30 PAUSE). Default 1us *[inferred:
+        /// ~140-cycle PAUSE on Skylake-class CPUs at 3 GHz]*.
+        #[serde(default = "spin_iter_default")]
+        spin_iter: SimDuration,
+        /// Starvation-mode unlock to the new owner running (`semrelease1(handoff=true)`
+        /// puts it in the unlocker's `runnext`, `goyield`). Default Exp(mean 500ns)
+        /// *\[inferred\]*.
+        #[serde(default = "handoff_default")]
+        handoff_latency: DurationDist,
+    },
+}
+
+fn yes() -> bool {
+    true
+}
+fn spin_iter_default() -> SimDuration {
+    SimDuration::from_nanos(1_000)
+}
+fn handoff_default() -> DurationDist {
+    exp(SimDuration::from_nanos(500))
+}
+
+impl Default for MutexKind {
+    fn default() -> Self {
+        MutexKind::GoSync {
+            spin: true,
+            spin_iter: spin_iter_default(),
+            handoff_latency: handoff_default(),
+        }
+    }
+}
+
+impl MutexKind {
+    /// The name as written in model files.
+    pub fn name(&self) -> &'static str {
+        match self {
+            MutexKind::Fifo => "Fifo",
+            MutexKind::GoSync { .. } => "GoSync",
+        }
+    }
 }
 
 /// The requests: arrivals, deadlines, settings, service times.
@@ -238,9 +321,18 @@ impl Default for PoolParams {
 impl Default for CostParams {
     fn default() -> Self {
         CostParams {
+            mutex: MutexKind::default(),
             base: SimDuration::from_nanos(200),
-            per_node: SimDuration::from_nanos(40),
-            wakeup_latency: exp(SimDuration::from_nanos(50_000)),
+            per_node: SimDuration::from_nanos(13),
+            wakeup_latency: exp(SimDuration::from_nanos(1_800)),
+            gomaxprocs: 8,
+            wake_burst: SimDuration::from_nanos(1_000),
+            semrelease: SimDuration::from_nanos(200),
+            timer_lateness: DurationDist::Uniform {
+                min: SimDuration::from_nanos(20_000),
+                max: SimDuration::from_nanos(1_050_000),
+            },
+            timer_lateness_busy: exp(SimDuration::from_nanos(10_000)),
         }
     }
 }
@@ -326,6 +418,11 @@ impl ConnPoolParams {
                 base: SimDuration::ZERO,
                 per_node: SimDuration::ZERO,
                 wakeup_latency: DurationDist::fixed(SimDuration::ZERO),
+                wake_burst: SimDuration::ZERO,
+                semrelease: SimDuration::ZERO,
+                timer_lateness: DurationDist::fixed(SimDuration::ZERO),
+                timer_lateness_busy: DurationDist::fixed(SimDuration::ZERO),
+                ..CostParams::default()
             },
             workload: WorkloadParams {
                 arrivals: Arrivals::OpenLoop {
@@ -421,7 +518,22 @@ impl ConnPoolParams {
         }
         p.dial_latency.check("pool.dial_latency")?;
         p.setting_rtt.check("pool.setting_rtt")?;
-        self.costs.wakeup_latency.check("costs.wakeup_latency")?;
+        let c = &self.costs;
+        c.wakeup_latency.check("costs.wakeup_latency")?;
+        c.timer_lateness.check("costs.timer_lateness")?;
+        c.timer_lateness_busy.check("costs.timer_lateness_busy")?;
+        count("costs.gomaxprocs", c.gomaxprocs.into(), (1, 4096), ("processor", "processors"))?;
+        if let MutexKind::GoSync {
+            spin_iter,
+            handoff_latency,
+            ..
+        } = &c.mutex
+        {
+            handoff_latency.check("costs.mutex.handoff_latency")?;
+            if *spin_iter == SimDuration::ZERO {
+                return fail("costs.mutex.spin_iter", "a duration > 0 (set spin: false to turn spinning off)");
+            }
+        }
         let w = &self.workload;
         if !(w.load_scale >= 0.0 && w.load_scale.is_finite()) {
             return fail("workload.load_scale", "a finite multiplier >= 0");

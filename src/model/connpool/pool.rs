@@ -98,13 +98,21 @@ impl PoolWorld {
         if waited {
             self.m.wait_count += 1;
             self.m.wait_time_ns += latency as u128;
-            if wt.expired(now) {
+            if wt.past_deadline(now) {
                 self.m.post_deadline_handoffs += 1;
                 if let Some(k) = self.stage_of(now) {
                     self.m.post_deadline_by_stage[k] += 1;
                 }
             }
+            if wt.expired(now) {
+                self.m.post_cancel_handoffs += 1;
+            }
         }
+        if !wt.expired(now) {
+            self.m.success_latency.add(latency);
+        }
+        self.m.acquired += 1;
+        self.timeline_at(now).acquired += 1;
         let wt = &mut self.waiters[w as usize];
         wt.conn = c;
         wt.state = WaiterState::Busy;

@@ -37,8 +37,11 @@ pub struct Waiter {
     pub late: bool,
     /// When the request arrived (`Get` called).
     pub arrival: SimTime,
-    /// When its ctx expires (`ctx.Err() != nil` from this instant on).
+    /// Its acquisition deadline by the clock (arrival + timeout).
     pub deadline: SimTime,
+    /// When its ctx is cancelled: the deadline plus the timer's lateness (`ctx.Err() != nil`
+    /// and `ctx.Done()` closed from this instant on).
+    pub cancel_at: SimTime,
     /// How long its query holds the connection.
     pub service_ns: u64,
     /// Its entry in the waitlist (absolute sequence number), while linked.
@@ -80,14 +83,20 @@ impl Waiter {
         late: false,
         arrival: SimTime::ZERO,
         deadline: SimTime::ZERO,
+        cancel_at: SimTime::ZERO,
         service_ns: 0,
         seq: 0,
         conn: NONE,
         client: NONE,
     };
-    /// `ctx.Err() != nil` at `now`.
+    /// `ctx.Err() != nil` at `now` (the timer has fired and cancelled the ctx).
     #[inline]
     pub(crate) fn expired(&self, now: SimTime) -> bool {
+        now >= self.cancel_at
+    }
+    /// The deadline has passed by the clock at `now` (whether or not the timer has fired).
+    #[inline]
+    pub(crate) fn past_deadline(&self, now: SimTime) -> bool {
         now >= self.deadline
     }
 }
@@ -358,6 +367,7 @@ mod tests {
         vec![
             Waiter {
                 deadline: SimTime::MAX,
+                cancel_at: SimTime::MAX,
                 ..Waiter::EMPTY
             };
             n

@@ -111,6 +111,8 @@ impl PoolWorld {
             }
         };
         let gen = self.waiters[w as usize].gen;
+        let deadline = SimTime(now.0.saturating_add(dl));
+        let late = self.timer_lateness(s);
         self.waiters[w as usize] = Waiter {
             gen,
             setting,
@@ -120,7 +122,8 @@ impl PoolWorld {
             woken_by_ctx: false,
             late: false,
             arrival: now,
-            deadline: SimTime(now.0.saturating_add(dl)),
+            deadline,
+            cancel_at: SimTime(deadline.0.saturating_add(late)),
             service_ns,
             seq: 0,
             conn: NONE,
@@ -130,6 +133,7 @@ impl PoolWorld {
         if let Some(k) = self.stage_of(now) {
             self.m.arrivals_by_stage[k] += 1;
         }
+        self.timeline_at(now).arrivals += 1;
         self.in_flight += 1;
         self.get(now, w, s);
     }
@@ -153,6 +157,7 @@ impl PoolWorld {
 
     pub(super) fn timed_out(&mut self, now: SimTime, w: u32, s: &mut Scheduler<Event>) {
         self.m.timeouts += 1;
+        self.timeline_at(now).timeouts += 1;
         self.m.queue_time_all_ns += (now.0 - self.waiters[w as usize].arrival.0) as u128;
         self.m.queue_time_all_n += 1;
         self.finish(now, w, s);
@@ -160,21 +165,48 @@ impl PoolWorld {
 
     /// The waiter's goroutine becomes runnable, committed to the case that woke it (`by_ctx`:
     /// its deadline; else `done`); it runs after the wake-up latency.
-    pub(super) fn wake(&mut self, w: u32, by_ctx: bool, s: &mut Scheduler<Event>) {
+    /// `offset` ns from now (what the waker spent before this wake), the Go scheduler's delay.
+    pub(super) fn wake(&mut self, w: u32, by_ctx: bool, offset: u64, s: &mut Scheduler<Event>) {
         self.waiters[w as usize].state = WaiterState::Waking;
         self.waiters[w as usize].woken_by_ctx = by_ctx;
-        let d = draw_ns(&self.wakeup, self.rng_sched.get());
-        s.after(SimDuration(d), Event::WaiterRuns { w });
+        let d = self.sched.ready(self.rng_sched.get());
+        s.after(SimDuration(offset.saturating_add(d)), Event::WaiterRuns { w });
     }
 
-    /// A returner hands `c` (or nothing: `NONE`, an eviction) to `w`.
-    pub(super) fn hand(&mut self, w: u32, c: u32, s: &mut Scheduler<Event>) {
+    /// A returner hands `c` (or nothing: `NONE`, an eviction) to `w`, readying it `offset` ns
+    /// from now.
+    pub(super) fn hand(&mut self, w: u32, c: u32, offset: u64, s: &mut Scheduler<Event>) {
         let wt = &mut self.waiters[w as usize];
         wt.handed = true;
         wt.conn = c;
         if wt.state == WaiterState::Parked {
-            self.wake(w, false, s);
+            self.wake(w, false, offset, s);
         }
+    }
+
+    /// A timer's lateness now: the idle distribution when nothing waits and nothing is
+    /// runnable, else the busy one. A random lateness is a draw record (it reaches counters,
+    /// ctx-cancelled vs by-the-clock, without always being an event time).
+    pub(super) fn timer_lateness(&mut self, s: &mut Scheduler<Event>) -> u64 {
+        let busy = !self.waitlist.is_empty() || self.sched.runnable > 0;
+        let d = if busy {
+            &self.lateness_busy
+        } else {
+            &self.lateness_idle
+        };
+        if let DurationDist::Fixed { value } = d {
+            return value.as_nanos();
+        }
+        let l = draw_ns(d, self.rng_timers.get());
+        s.draw(&TraceRecord {
+            component: "timer",
+            index: busy as u32,
+            kind: "lateness",
+            a: l,
+            b: 0,
+        });
+        self.m.timer_lateness.add(l);
+        l
     }
 
     /// `waitForConn` returns what it was handed (after `<-done`).

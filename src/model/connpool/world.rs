@@ -5,10 +5,12 @@
 
 use super::event::Event;
 use super::metrics::Metrics;
-use super::params::{Arrivals, ConnPoolParams, Variant};
+use super::gosync::{GoMutex, GoSched};
+use super::metrics::Timeline;
+use super::mutex::{MutexOp, WlMutex};
+use super::params::{Arrivals, ConnPoolParams, MutexKind, Variant};
 use super::waitlist::{Waiter, WaiterState, Waitlist, NONE};
 use crate::model::dist::DurationDist;
-use super::mutex::{MutexOp, WlMutex};
 use super::workload::{draw_ns, Mix};
 use crate::sim::rng::{stream, LazyRng};
 use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
@@ -44,8 +46,12 @@ pub struct PoolWorld {
     pub(super) dial: DurationDist,
     /// One round trip of a setting change (`ResetSetting` / `ApplySetting`).
     pub(super) rtt: DurationDist,
-    /// From a waiter becoming runnable to its goroutine running.
-    pub(super) wakeup: DurationDist,
+    /// The Go scheduler: wake-up delays, semaphore-release charges, spinning.
+    pub(super) sched: GoSched,
+    /// Timer lateness when the process is idle.
+    pub(super) lateness_idle: DurationDist,
+    /// Timer lateness when the process is busy.
+    pub(super) lateness_busy: DurationDist,
     /// Query service time once a request holds a connection.
     pub(super) service: DurationDist,
     /// The mix of request deadlines.
@@ -67,6 +73,8 @@ pub struct PoolWorld {
     pub(super) rng_sched: LazyRng,
     /// Closed-loop think times (`connpool.clients`).
     pub(super) rng_clients: LazyRng,
+    /// Timer lateness (`connpool.timers`).
+    pub(super) rng_timers: LazyRng,
     // --- the pool
     /// Every connection ever created (closed ones are reused through `free_conns`).
     pub(crate) conns: Vec<Conn>,
@@ -93,9 +101,12 @@ pub struct PoolWorld {
     pub(crate) mutex: WlMutex,
     /// Connections the starvation worker has still to try returning this tick.
     pub(super) starving_left: usize,
+    /// The nominal time of the last starvation tick (ticks stay on the grid, each late by
+    /// its own lateness).
+    pub(super) tick_base: SimTime,
     // --- workload
     /// End of each stage.
-    pub(super) stage_ends: Vec<SimTime>,
+    pub(crate) stage_ends: Vec<SimTime>,
     /// Arrival rate of each stage (per second).
     pub(super) stage_rates: Vec<f64>,
     /// The stage the next open-loop arrival is drawn in.
@@ -113,8 +124,12 @@ pub struct PoolWorld {
     pub(super) stages_end: SimTime,
     /// Time up to which the waitlist depth has been accounted.
     pub(super) depth_last_t: SimTime,
+    /// When the waitlist last became empty.
+    pub(super) last_emptied: SimTime,
     /// Everything counted.
     pub(crate) m: Metrics,
+    /// Counts per time bucket, through the stages and the drain.
+    pub(crate) timeline: Timeline,
 }
 
 impl PoolWorld {
@@ -151,7 +166,29 @@ impl PoolWorld {
             starvation_ns: p.pool.starvation_interval.as_nanos(),
             dial: p.pool.dial_latency.clone(),
             rtt: p.pool.setting_rtt.clone(),
-            wakeup: p.costs.wakeup_latency.clone(),
+            sched: GoSched {
+                gomaxprocs: p.costs.gomaxprocs,
+                wake: p.costs.wakeup_latency.clone(),
+                burst_ns: p.costs.wake_burst.as_nanos(),
+                semrelease_ns: p.costs.semrelease.as_nanos(),
+                handoff: match &p.costs.mutex {
+                    MutexKind::GoSync {
+                        handoff_latency, ..
+                    } => handoff_latency.clone(),
+                    MutexKind::Fifo => DurationDist::fixed(SimDuration::ZERO),
+                },
+                spin: matches!(p.costs.mutex, MutexKind::GoSync { spin: true, .. }),
+                spin_iter_ns: match &p.costs.mutex {
+                    MutexKind::GoSync { spin_iter, .. } => spin_iter.as_nanos(),
+                    MutexKind::Fifo => 0,
+                },
+                runnable: 0,
+                runnable_max: 0,
+                wakes: 0,
+                wake_ns: 0,
+            },
+            lateness_idle: p.costs.timer_lateness.clone(),
+            lateness_busy: p.costs.timer_lateness_busy.clone(),
             service: w.service.clone(),
             deadlines: Mix::new(
                 &w.deadline.iter().map(|x| x.weight).collect::<Vec<_>>(),
@@ -165,6 +202,7 @@ impl PoolWorld {
             rng_mysql: LazyRng::new(seed, "connpool.mysql", 0),
             rng_sched: LazyRng::new(seed, "connpool.scheduler", 0),
             rng_clients: LazyRng::new(seed, "connpool.clients", 0),
+            rng_timers: LazyRng::new(seed, "connpool.timers", 0),
             conns: Vec::with_capacity(p.pool.capacity as usize),
             free_conns: Vec::new(),
             clean: Vec::with_capacity(p.pool.capacity as usize),
@@ -175,8 +213,15 @@ impl PoolWorld {
             free_waiters: Vec::with_capacity(1024),
             waitlist: Waitlist::new(!p.variant.o1_removal()),
             evicted: Vec::new(),
-            mutex: WlMutex::default(),
+            mutex: WlMutex {
+                go: match p.costs.mutex {
+                    MutexKind::Fifo => None,
+                    MutexKind::GoSync { .. } => Some(GoMutex::default()),
+                },
+                ..WlMutex::default()
+            },
             starving_left: 0,
+            tick_base: SimTime::ZERO,
             stage_ends: stage_ends.clone(),
             stage_rates,
             arrival_stage: 0,
@@ -186,6 +231,7 @@ impl PoolWorld {
             in_flight: 0,
             stages_end: *stage_ends.last().expect("a stage"),
             depth_last_t: SimTime::ZERO,
+            last_emptied: SimTime::ZERO,
             m: Metrics {
                 arrivals_by_stage: vec![0; stages.len()],
                 goodput_by_stage: vec![0; stages.len()],
@@ -193,6 +239,7 @@ impl PoolWorld {
                 depth_time: vec![0; 64],
                 ..Metrics::default()
             },
+            timeline: Timeline::new(*stage_ends.last().expect("a stage") + w.drain),
         };
         for _ in 0..p.pool.prefill {
             let c = world.new_conn();
@@ -214,7 +261,28 @@ impl PoolWorld {
             }
         }
         if sim.world.starvation_ns > 0 {
-            sim.schedule(SimTime(sim.world.starvation_ns), Event::StarvationTick);
+            // The first tick's lateness: the process is idle at start.
+            let l = match &sim.world.lateness_idle {
+                DurationDist::Fixed { value } => value.as_nanos(),
+                d => {
+                    let d = d.clone();
+                    let l = draw_ns(&d, sim.world.rng_timers.get());
+                    sim.draw(&crate::sim::TraceRecord {
+                        component: "timer",
+                        index: 0,
+                        kind: "lateness",
+                        a: l,
+                        b: 0,
+                    });
+                    sim.world.m.timer_lateness.add(l);
+                    l
+                }
+            };
+            sim.world.tick_base = SimTime(sim.world.starvation_ns);
+            sim.schedule(
+                SimTime(sim.world.starvation_ns.saturating_add(l)),
+                Event::StarvationTick,
+            );
         }
         sim
     }
@@ -237,6 +305,20 @@ impl PoolWorld {
     /// Close the books at the end of the run.
     pub(crate) fn finish_run(&mut self, end: SimTime) {
         self.note_depth(end);
+        if let Some(go) = &mut self.mutex.go {
+            go.close(end);
+            self.m.mutex_stats = go.stats.clone();
+        }
+        self.m.wakes = self.sched.wakes;
+        self.m.wake_ns = self.sched.wake_ns;
+        self.m.runnable_max = self.sched.runnable_max;
+        let cleared = if self.waitlist.is_empty() {
+            self.last_emptied
+        } else {
+            end
+        };
+        self.m.drain_ns = cleared.0.saturating_sub(self.stages_end.0);
+        self.timeline.close(end, self.waitlist.len());
     }
 }
 
@@ -302,10 +384,11 @@ impl World for PoolWorld {
             Event::Deadline { w, gen } => {
                 let wt = &self.waiters[w as usize];
                 if wt.gen == gen && wt.state == WaiterState::Parked {
-                    self.wake(w, true, s);
+                    self.wake(w, true, 0, s);
                 }
             }
             Event::WaiterRuns { w } => {
+                self.sched.ran();
                 let wt = self.waiters[w as usize];
                 debug_assert_eq!(wt.state, WaiterState::Waking);
                 // A goroutine parked in select runs the case that woke it: `done` (a handoff or
@@ -320,17 +403,19 @@ impl World for PoolWorld {
                     self.lock(now, MutexOp::SelfRemove(w), s);
                 }
             }
-            Event::MutexRelease => {
-                let after = self.mutex.after.take().expect("a holder");
-                self.after_unlock(now, after, s);
-                self.drive_mutex(now, s);
-            }
+            Event::MutexRelease => self.mutex_release(now, s),
+            Event::Mutex(ev) => self.mutex_event(now, ev, s),
             Event::StarvationTick => {
                 if self.arrivals_done && self.in_flight == 0 {
                     return;
                 }
                 self.lock(now, MutexOp::StarvationScan, s);
-                s.after(SimDuration(self.starvation_ns), Event::StarvationTick);
+                self.tick_base = SimTime(self.tick_base.0.saturating_add(self.starvation_ns));
+                let l = self.timer_lateness(s);
+                s.at(
+                    SimTime(self.tick_base.0.saturating_add(l)),
+                    Event::StarvationTick,
+                );
             }
         }
     }
