@@ -49,6 +49,9 @@ enum Cmd {
         /// Output directory [default: notebooks-out/<experiment name>].
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Print the run's summary as JSON on stdout (schema vtsim.run, docs/outputs.md).
+        #[arg(long)]
+        json: bool,
     },
     /// Run one replicate of a model and print its metrics and trace digest.
     Replay {
@@ -71,6 +74,9 @@ enum Cmd {
         /// the three traces record by record, and fail naming the first that differs.
         #[arg(long)]
         check: bool,
+        /// Print the run as JSON (schema vtsim.replay, docs/outputs.md) instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Compare two JSONL traces (`replay --trace`): print the first differing record with
     /// the records before it; exit 1 if they differ, 0 if they are equal.
@@ -271,6 +277,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             shard,
             resume,
             out,
+            json,
         } => {
             let shard = shard.map(|s| parse_shard(&s)).transpose().map_err(bad)?;
             let threads = check_threads(threads)?;
@@ -315,6 +322,17 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 },
                 s.dir.display()
             );
+            if json {
+                let v = vtsim::report::run_json(
+                    &plan,
+                    &s.dir,
+                    shard.is_none(),
+                    s.jobs_run,
+                    s.jobs_resumed,
+                    s.events,
+                )?;
+                println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Merge { experiment, out } => {
@@ -331,7 +349,16 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             sets,
             out,
             check,
-        } => replay(&model, seed, trace.as_deref(), &sets, out.as_deref(), check),
+            json,
+        } => replay(
+            &model,
+            seed,
+            trace.as_deref(),
+            &sets,
+            out.as_deref(),
+            check,
+            json,
+        ),
         Cmd::Diff { a, b, context } => diff(&a, &b, context),
         Cmd::Validate { file } => validate(&file).map(|()| ExitCode::SUCCESS),
         Cmd::Bench {
@@ -524,6 +551,7 @@ fn replay(
     sets: &[String],
     out_dir: Option<&Path>,
     check: bool,
+    json: bool,
 ) -> Result<ExitCode> {
     let mf = replay::load_model(model)?;
     let seed = seed.or(mf.seed).unwrap_or(1);
@@ -535,27 +563,40 @@ fn replay(
     let r = replay::replay(&world, seed, trace, check)?;
     let dt = t0.elapsed().as_secs_f64();
     let out = &r.output;
+    if let Some(p) = trace {
+        replay::trace_failure(out, p)?;
+    }
+    let wrote = match out_dir {
+        Some(dir) => replay::write_artifacts(out, dir)?,
+        None => vec![],
+    };
+    if json {
+        let v = replay::to_json(&mf.name, &world, seed, &r, trace, &wrote);
+        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+        eprintln!("({:.3} ms wall)", dt * 1e3);
+        return Ok(ExitCode::SUCCESS);
+    }
     println!("model   {} ({})", mf.name, world.kind());
     println!("seed    {seed} ({seed:#018x})");
-    if let Some(r) = &out.report {
-        println!();
-        println!("{}", r.trim_end());
-        println!();
+    if let Some(rep) = &out.report {
+        let rep = replay::report_without_metrics(rep, out);
+        if !rep.is_empty() {
+            println!();
+            println!("{rep}");
+            println!();
+        }
     }
     println!("metrics");
     for (d, v) in world.metric_defs().iter().zip(&out.metrics) {
-        println!("  {:<32} {}", d.name, v);
+        println!("  {:<32} {}", d.name, replay::fmt_metric(*v));
     }
     println!("events  {}", out.events);
     println!("digest  {}", out.digest);
     if let Some(p) = trace {
-        replay::trace_failure(out, p)?;
         println!("trace   {}", p.display());
     }
-    if let Some(dir) = out_dir {
-        for p in replay::write_artifacts(out, dir)? {
-            println!("wrote   {}", p.display());
-        }
+    for p in &wrote {
+        println!("wrote   {}", p.display());
     }
     if let Some(n) = r.checked_records {
         println!("deterministic: 3 runs agree ({n} records)");

@@ -215,6 +215,63 @@ fn write_summary(
     Ok(())
 }
 
+/// The version of the `run --json` document (schema `vtsim.run`, `docs/outputs.md`).
+pub const RUN_JSON_VERSION: u32 = 1;
+
+/// The `run --json` document: what ran, where the files are, and (for a whole run) the
+/// `summary.json` just written, read back.
+pub fn run_json(
+    plan: &Plan,
+    dir: &Path,
+    whole: bool,
+    runs: u64,
+    resumed: u64,
+    events: u64,
+) -> Result<serde_json::Value> {
+    let summary = if whole {
+        let p = dir.join("summary.json");
+        let text = std::fs::read_to_string(&p).map_err(|e| {
+            anyhow!(
+                "reading {}: {}",
+                p.display(),
+                crate::experiment::error::io_words(&e)
+            )
+        })?;
+        serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", p.display()))?
+    } else {
+        serde_json::Value::Null
+    };
+    let files: Vec<String> = if whole {
+        let mut f = vec!["runs.csv", "points.csv", "summary.json", "index.html"]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>();
+        for c in &plan.experiment.charts {
+            f.push(format!("{}.png", c.name));
+            f.push(format!("{}.svg", c.name));
+        }
+        f
+    } else {
+        vec![]
+    };
+    Ok(serde_json::json!({
+        "schema": "vtsim.run",
+        "version": RUN_JSON_VERSION,
+        "vtsim": env!("CARGO_PKG_VERSION"),
+        "experiment": plan.experiment.name,
+        "model": plan.model.name,
+        "points": plan.points.len(),
+        "replicates": plan.replicates(),
+        "jobs": plan.jobs(),
+        "runs_simulated": runs,
+        "runs_resumed": resumed,
+        "events_simulated": events,
+        "out": dir.display().to_string(),
+        "files": files,
+        "summary": summary,
+    }))
+}
+
 fn draw_charts(plan: &Plan, points: &[PointStats], dir: &Path) -> Result<Vec<String>> {
     let mut names = vec![];
     for c in &plan.experiment.charts {
