@@ -53,6 +53,51 @@ fn close_point(plan: &Plan, index: usize, values: &[Vec<f64>]) -> PointStats {
     }
 }
 
+impl PointStats {
+    /// The 95 % interval of metric `i`'s mean as the outputs state it: Wilson for a 0/1
+    /// metric, Student t for a value, clamped to the values the metric can take
+    /// ([`MetricDef::range`](crate::model::MetricDef::range)).
+    pub fn interval(&self, i: usize, def: &crate::model::MetricDef) -> (f64, f64) {
+        if let Some(w) = self.wilson[i] {
+            return w;
+        }
+        let s = &self.summaries[i];
+        let (lo, hi) = def.range();
+        (s.ci_lo.clamp(lo, hi), s.ci_hi.clamp(lo, hi))
+    }
+}
+
+/// Whether an axis label is a duration with its unit (`30s`, `1m`, `250ms`), not a number.
+fn is_duration_label(l: &str) -> bool {
+    l.parse::<f64>().is_err() && crate::sim::SimDuration::parse(l).is_ok()
+}
+
+/// For each axis column, the name of its numeric column (`gate` → `gate_s`, seconds) when
+/// every label of the axis is a duration; `None` otherwise (numbers already load as numbers;
+/// other labels have no number). A name another column has is not used.
+pub fn numeric_axes(plan: &Plan) -> Vec<Option<String>> {
+    let taken = |n: &str| {
+        plan.columns.iter().any(|c| c == n)
+            || plan.kept_defs().iter().any(|d| d.name == n)
+            || crate::model::metric::RESERVED_COLUMNS.contains(&n)
+    };
+    (0..plan.columns.len())
+        .map(|i| {
+            let all = !plan.points.is_empty()
+                && plan.points.iter().all(|p| is_duration_label(&p.labels[i]));
+            let name = format!("{}_s", plan.columns[i]);
+            (all && !taken(&name)).then_some(name)
+        })
+        .collect()
+}
+
+/// The seconds of a duration label.
+fn label_seconds(l: &str) -> f64 {
+    crate::sim::SimDuration::parse(l)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(f64::NAN)
+}
+
 /// Read `dir/runs.csv` and write everything else into `dir`.
 ///
 /// Every row is checked against the plan as it is read (job order, point, replicate, seed,
@@ -112,6 +157,7 @@ pub fn finalize(plan: &Plan, dir: &Path) -> Result<()> {
 
     write_points_csv(plan, &points, dir)?;
     write_summary(plan, &points, &runs_digest, events_total, dir)?;
+    write_dictionary(plan, dir)?;
     abort_in_outputs_hook("with points.csv and summary.json staged");
     let charts = draw_charts(plan, &points, dir)?;
     write_index(plan, &points, &charts, &runs_digest, dir)?;
@@ -121,7 +167,10 @@ pub fn finalize(plan: &Plan, dir: &Path) -> Result<()> {
 /// Column names of `points.csv`.
 pub fn points_header(plan: &Plan) -> Vec<String> {
     let mut h = vec!["point".to_string()];
-    h.extend(plan.columns.iter().cloned());
+    for (c, n) in plan.columns.iter().zip(numeric_axes(plan)) {
+        h.push(c.clone());
+        h.extend(n);
+    }
     h.push("n".into());
     for d in plan.kept_defs() {
         for s in ["mean", "sd", "ci_lo", "ci_hi", "p50", "p90", "p99", "max"] {
@@ -140,12 +189,20 @@ fn write_points_csv(plan: &Plan, points: &[PointStats], dir: &Path) -> Result<()
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(vec![]);
     w.write_record(points_header(plan))?;
+    let numeric = numeric_axes(plan);
+    let defs = plan.kept_defs();
     for p in points {
         let mut row = vec![p.index.to_string()];
-        row.extend(p.labels.iter().cloned());
+        for (l, n) in p.labels.iter().zip(&numeric) {
+            row.push(l.clone());
+            if n.is_some() {
+                row.push(label_seconds(l).to_string());
+            }
+        }
         row.push(plan.replicates().to_string());
-        for (s, wl) in p.summaries.iter().zip(&p.wilson) {
-            for v in [s.mean, s.sd, s.ci_lo, s.ci_hi, s.p50, s.p90, s.p99, s.max] {
+        for (i, (s, wl)) in p.summaries.iter().zip(&p.wilson).enumerate() {
+            let (lo, hi) = p.interval(i, defs[i]);
+            for v in [s.mean, s.sd, lo, hi, s.p50, s.p90, s.p99, s.max] {
                 row.push(v.to_string());
             }
             if let Some((lo, hi)) = wl {
@@ -176,15 +233,26 @@ fn write_summary(
         .iter()
         .map(|p| {
             let mut m = serde_json::Map::new();
-            for (d, s) in plan.kept_defs().iter().zip(&p.summaries) {
+            for (i, (d, s)) in plan.kept_defs().iter().zip(&p.summaries).enumerate() {
+                let (lo, hi) = p.interval(i, d);
+                let how = if p.wilson[i].is_some() {
+                    "wilson"
+                } else {
+                    "student_t"
+                };
                 m.insert(
                     d.name.to_string(),
-                    serde_json::json!({"mean": s.mean, "ci_lo": s.ci_lo, "ci_hi": s.ci_hi}),
+                    serde_json::json!({"mean": s.mean, "ci_lo": lo, "ci_hi": hi, "interval": how}),
                 );
             }
+            let numeric: serde_json::Map<_, _> = numeric_axes(plan)
+                .iter()
+                .zip(&p.labels)
+                .filter_map(|(n, l)| Some((n.clone()?, serde_json::json!(label_seconds(l)))))
+                .collect();
             serde_json::json!({"point": p.index, "axes": plan.columns.iter().zip(&p.labels)
                 .map(|(c, l)| (c.clone(), serde_json::Value::from(l.clone())))
-                .collect::<serde_json::Map<_, _>>(), "metrics": m})
+                .collect::<serde_json::Map<_, _>>(), "axes_numeric": numeric, "metrics": m})
         })
         .collect();
     let v = serde_json::json!({
@@ -196,7 +264,8 @@ fn write_summary(
             "description": plan.model.description,
             "world": plan.model.world,
         },
-        "seed": x.seed,
+        "seed": crate::experiment::layout::seed_text(x.seed),
+        "seed_decimal": x.seed.to_string(),
         "replicates": x.replicates,
         "points": plan.points.len(),
         "jobs": plan.jobs(),
@@ -272,6 +341,153 @@ pub fn run_json(
     }))
 }
 
+/// The unit a metric's name states by its suffix.
+pub fn unit_of(d: &crate::model::MetricDef) -> &'static str {
+    let n = d.name;
+    if d.kind == MetricKind::Indicator {
+        return "0/1";
+    }
+    for (suffix, unit) in [
+        ("_per_s", "1/s"),
+        ("_per_h", "1/h"),
+        ("_rps", "1/s"),
+        ("_tps", "1/s"),
+        ("_ms", "ms"),
+        ("_us", "us"),
+        ("_s", "s"),
+    ] {
+        if n.ends_with(suffix) {
+            return unit;
+        }
+    }
+    if d.range().1 == 1.0 {
+        "fraction"
+    } else {
+        "count"
+    }
+}
+
+/// `data-dictionary.csv`: every column of `runs.csv` and `points.csv` with its type, unit and
+/// meaning.
+fn write_dictionary(plan: &Plan, dir: &Path) -> Result<()> {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(vec![]);
+    w.write_record(["file", "column", "type", "unit", "meaning"])?;
+    let mut row = |f: &str, c: &str, t: &str, u: &str, m: &str| w.write_record([f, c, t, u, m]);
+    let numeric = numeric_axes(plan);
+    for f in ["runs.csv", "points.csv"] {
+        if f == "runs.csv" {
+            row(
+                f,
+                "job",
+                "integer",
+                "",
+                "job index: point × replicates + replicate",
+            )?;
+        }
+        row(f, "point", "integer", "", "sweep point (row of points.csv)")?;
+        if f == "runs.csv" {
+            row(f, "replicate", "integer", "", "replicate within the point")?;
+            row(f, "seed", "string", "", "the run's seed, 0x + 16 hex digits (vtsim replay MODEL --seed SEED, with the point's --set)")?;
+        }
+        for (i, (c, n)) in plan.columns.iter().zip(&numeric).enumerate() {
+            let labels = || plan.points.iter().map(|p| p.labels[i].as_str());
+            let t = if labels().all(|l| l.parse::<i64>().is_ok()) {
+                "integer"
+            } else if labels().all(|l| l.parse::<f64>().is_ok()) {
+                "float"
+            } else {
+                "string"
+            };
+            row(f, c, t, "", "axis label, as the experiment writes it")?;
+            if let (Some(n), "points.csv") = (n, f) {
+                row(f, n, "float", "s", &format!("axis `{c}` in seconds"))?;
+            }
+        }
+        if f == "points.csv" {
+            row(f, "n", "integer", "", "replicates at the point")?;
+        }
+        for d in plan.kept_defs() {
+            let u = unit_of(d);
+            if f == "runs.csv" {
+                let t = if d.kind == MetricKind::Indicator {
+                    "integer"
+                } else {
+                    "float"
+                };
+                row(f, d.name, t, u, d.help)?;
+                continue;
+            }
+            let ci = if d.kind == MetricKind::Indicator {
+                "95 % Wilson interval of the proportion"
+            } else {
+                "95 % Student t interval of the mean, clamped to the metric's range"
+            };
+            for (s, what) in [
+                (
+                    "mean",
+                    "mean over replicates (a proportion for a 0/1 metric)",
+                ),
+                ("sd", "sample standard deviation"),
+                ("ci_lo", &format!("lower end of the {ci}")[..]),
+                ("ci_hi", &format!("upper end of the {ci}")[..]),
+                ("p50", "median (nearest rank)"),
+                ("p90", "90th percentile (nearest rank)"),
+                ("p99", "99th percentile (nearest rank)"),
+                ("max", "largest value"),
+            ] {
+                let uu = if d.kind == MetricKind::Indicator && s != "sd" {
+                    "probability"
+                } else {
+                    u
+                };
+                row(
+                    f,
+                    &format!("{}_{s}", d.name),
+                    "float",
+                    uu,
+                    &format!("{}: {what}", d.help),
+                )?;
+            }
+            if d.kind == MetricKind::Indicator {
+                row(
+                    f,
+                    &format!("{}_wilson_lo", d.name),
+                    "float",
+                    "probability",
+                    &format!(
+                        "{}: lower end of the 95 % Wilson interval (= _ci_lo)",
+                        d.help
+                    ),
+                )?;
+                row(
+                    f,
+                    &format!("{}_wilson_hi", d.name),
+                    "float",
+                    "probability",
+                    &format!(
+                        "{}: upper end of the 95 % Wilson interval (= _ci_hi)",
+                        d.help
+                    ),
+                )?;
+            }
+        }
+        if f == "runs.csv" {
+            row(f, "events", "integer", "count", "events the run handled")?;
+            row(
+                f,
+                "digest",
+                "string",
+                "",
+                "BLAKE3 digest of the run's trace, 64 hex digits",
+            )?;
+        }
+    }
+    write(&dir.join("data-dictionary.csv"), &w.into_inner()?)?;
+    Ok(())
+}
+
 fn draw_charts(plan: &Plan, points: &[PointStats], dir: &Path) -> Result<Vec<String>> {
     let mut names = vec![];
     for c in &plan.experiment.charts {
@@ -308,9 +524,7 @@ fn draw_charts(plan: &Plan, points: &[PointStats], dir: &Path) -> Result<Vec<Str
                         let x = Plan::numeric(&p.labels[xi])?;
                         let s = &p.summaries[mi];
                         let (y, band) = match c.stat {
-                            Stat::Mean => {
-                                (s.mean, Some(p.wilson[mi].unwrap_or((s.ci_lo, s.ci_hi))))
-                            }
+                            Stat::Mean => (s.mean, Some(p.interval(mi, defs[mi]))),
                             Stat::P50 => (s.p50, None),
                             Stat::P90 => (s.p90, None),
                             Stat::P99 => (s.p99, None),
@@ -442,8 +656,8 @@ fn write_index(
         for l in &p.labels {
             h.push_str(&format!("<td>{}</td>", html_escape(l)));
         }
-        for (s, w) in p.summaries.iter().zip(&p.wilson) {
-            let (lo, hi) = w.unwrap_or((s.ci_lo, s.ci_hi));
+        for (i, (s, d)) in p.summaries.iter().zip(plan.kept_defs()).enumerate() {
+            let (lo, hi) = p.interval(i, d);
             h.push_str(&format!(
                 "<td>{} [{}, {}]</td>",
                 fmt_num(s.mean),
