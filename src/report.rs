@@ -159,7 +159,7 @@ pub fn finalize(plan: &Plan, dir: &Path) -> Result<()> {
     write_summary(plan, &points, &runs_digest, events_total, dir)?;
     write_dictionary(plan, dir)?;
     abort_in_outputs_hook("with points.csv and summary.json staged");
-    let charts = draw_charts(plan, &points, dir)?;
+    let charts = draw_charts(plan, &points, &runs_digest, dir)?;
     write_index(plan, &points, &charts, &runs_digest, dir)?;
     Ok(())
 }
@@ -488,7 +488,204 @@ fn write_dictionary(plan: &Plan, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn draw_charts(plan: &Plan, points: &[PointStats], dir: &Path) -> Result<Vec<String>> {
+/// The one-line footer of every chart of a sweep.
+pub fn chart_footer(plan: &Plan, runs_digest: &str) -> String {
+    format!(
+        "vtsim {} · {} · model {} ({}) · {} points × {} runs · runs digest {}",
+        env!("CARGO_PKG_VERSION"),
+        plan.experiment.name,
+        plan.model.name,
+        plan.points.first().map(|p| p.world.kind()).unwrap_or(""),
+        plan.points.len(),
+        plan.replicates(),
+        &runs_digest[..runs_digest.len().min(12)]
+    )
+}
+
+/// One series' verdict: the series' labels, and the passing point (or none).
+pub struct SeriesVerdict {
+    /// `refresh = 60s, phase = uniform` (empty for a single series).
+    pub series: String,
+    /// The passing point's index and its axis label.
+    pub answer: Option<(usize, String)>,
+}
+
+/// The verdict of an experiment that declares one: per combination of the other axes (within
+/// the filter), the smallest (largest) axis value whose metric's upper bound is below target.
+pub fn verdicts(plan: &Plan, points: &[PointStats]) -> Vec<SeriesVerdict> {
+    let Some(v) = &plan.experiment.verdict else {
+        return vec![];
+    };
+    let ai = plan.column(&v.axis).expect("checked");
+    let defs = plan.kept_defs();
+    let mi = defs
+        .iter()
+        .position(|d| d.name == v.metric)
+        .expect("checked");
+    let filters: Vec<(usize, &String)> = v
+        .filter
+        .iter()
+        .map(|(k, val)| (plan.column(k).expect("checked"), val))
+        .collect();
+    let others: Vec<usize> = (0..plan.columns.len())
+        .filter(|&i| i != ai && !filters.iter().any(|(f, _)| *f == i))
+        .collect();
+    let mut groups: Vec<(Vec<String>, Vec<&PointStats>)> = vec![];
+    for p in points
+        .iter()
+        .filter(|p| filters.iter().all(|(i, val)| &p.labels[*i] == *val))
+    {
+        let key: Vec<String> = others.iter().map(|&i| p.labels[i].clone()).collect();
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, g)) => g.push(p),
+            None => groups.push((key, vec![p])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(key, mut g)| {
+            g.sort_by(|a, b| {
+                let x = |p: &PointStats| Plan::numeric(&p.labels[ai]).unwrap_or(f64::NAN);
+                x(a).total_cmp(&x(b))
+            });
+            if v.largest {
+                g.reverse();
+            }
+            let answer = g
+                .iter()
+                .find(|p| p.interval(mi, defs[mi]).1 < v.target)
+                .map(|p| (p.index, p.labels[ai].clone()));
+            SeriesVerdict {
+                series: others
+                    .iter()
+                    .zip(&key)
+                    .map(|(&i, l)| format!("{} = {l}", plan.columns[i]))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                answer,
+            }
+        })
+        .collect()
+}
+
+fn verdict_box(plan: &Plan, points: &[PointStats], runs_digest: &str) -> String {
+    let x = &plan.experiment;
+    let mut h = String::from("<div id=\"verdict\" style=\"border:2px solid #333;background:#f6f8fa;padding:0.6em 1em;margin:1em 0\">\n");
+    let provenance = format!(
+        "<p class=\"provenance\">Model <code>{}</code> ({}), {} points × {} replicates = {} runs \
+         (common random numbers: replicate r has the same seed at every point); vtsim {}; runs \
+         digest <code>{}</code>.</p>\n",
+        html_escape(&plan.model.name),
+        plan.points.first().map(|p| p.world.kind()).unwrap_or(""),
+        plan.points.len(),
+        x.replicates,
+        plan.jobs(),
+        env!("CARGO_PKG_VERSION"),
+        runs_digest
+    );
+    let Some(v) = &x.verdict else {
+        h.push_str(
+            "<h2>Verdict</h2>\n<p>This experiment declares no verdict (no target): it \
+            describes how the metrics move, and decides nothing. Give the experiment a \
+            <code>verdict: Verdict(axis: .., metric: .., target: ..)</code> to have \
+            this box answer a question, or use <code>vtsim advise</code>.</p>\n",
+        );
+        h.push_str(&provenance);
+        h.push_str("</div>\n");
+        return h;
+    };
+    let defs = plan.kept_defs();
+    let mi = defs
+        .iter()
+        .position(|d| d.name == v.metric)
+        .expect("checked");
+    let ci = v
+        .cost
+        .as_ref()
+        .and_then(|c| defs.iter().position(|d| d.name == c));
+    let what = if defs[mi].kind == MetricKind::Indicator {
+        format!("P({})", v.metric)
+    } else {
+        format!("mean {}", v.metric)
+    };
+    h.push_str("<h2>Verdict</h2>\n");
+    if !v.question.is_empty() {
+        h.push_str(&format!("<p>{}</p>\n", html_escape(&v.question)));
+    }
+    h.push_str(&format!(
+        "<p>The {} <code>{}</code> whose {what} has its upper 95 % bound below <b>{}</b>{}:</p>\n",
+        if v.largest { "largest" } else { "smallest" },
+        html_escape(&v.axis),
+        fmt_num(v.target),
+        if v.filter.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({})",
+                html_escape(
+                    &v.filter
+                        .iter()
+                        .map(|(k, l)| format!("{k} = {l}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            )
+        }
+    ));
+    h.push_str("<table class=\"verdict\"><tr><th>series</th><th>answer</th>");
+    h.push_str(&format!("<th>{what} [95 % interval]</th><th>runs</th>"));
+    if let Some(c) = &v.cost {
+        h.push_str(&format!("<th>cost: {} (mean)</th>", html_escape(c)));
+    }
+    h.push_str("</tr>\n");
+    for sv in verdicts(plan, points) {
+        let series = if sv.series.is_empty() {
+            "all".to_string()
+        } else {
+            sv.series.clone()
+        };
+        match sv.answer {
+            Some((pi, label)) => {
+                let p = &points[pi];
+                let (lo, hi) = p.interval(mi, defs[mi]);
+                h.push_str(&format!(
+                    "<tr><td>{}</td><td><b>{}</b></td><td>{} [{}, {}]</td><td>{}</td>",
+                    html_escape(&series),
+                    html_escape(&label),
+                    fmt_num(p.summaries[mi].mean),
+                    fmt_num(lo),
+                    fmt_num(hi),
+                    p.summaries[mi].n
+                ));
+                if let Some(ci) = ci {
+                    h.push_str(&format!("<td>{}</td>", fmt_num(p.summaries[ci].mean)));
+                }
+            }
+            None => {
+                h.push_str(&format!(
+                    "<tr><td>{}</td><td>none in the sweep</td><td></td><td></td>",
+                    html_escape(&series)
+                ));
+                if ci.is_some() {
+                    h.push_str("<td></td>");
+                }
+            }
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n");
+    h.push_str(&provenance);
+    h.push_str("</div>\n");
+    h
+}
+
+fn draw_charts(
+    plan: &Plan,
+    points: &[PointStats],
+    runs_digest: &str,
+    dir: &Path,
+) -> Result<Vec<String>> {
+    let footer = chart_footer(plan, runs_digest);
     let mut names = vec![];
     for c in &plan.experiment.charts {
         let xi = plan.column(&c.x).expect("checked");
@@ -547,6 +744,32 @@ fn draw_charts(plan: &Plan, points: &[PointStats], dir: &Path) -> Result<Vec<Str
                 });
             }
         }
+        // Curves that are identical point for point are drawn once, with their labels joined
+        // (five refresh intervals giving one rollout duration are one line, not five).
+        let mut merged: Vec<Curve> = vec![];
+        for cv in curves {
+            let same = |a: &Curve| {
+                a.points.len() == cv.points.len()
+                    && a.points
+                        .iter()
+                        .zip(&cv.points)
+                        .all(|(p, q)| p.x == q.x && p.y == q.y && p.band == q.band)
+            };
+            match merged.iter_mut().find(|m| same(m)) {
+                Some(m) => {
+                    let tail = cv
+                        .label
+                        .rsplit(" = ")
+                        .next()
+                        .unwrap_or(&cv.label)
+                        .to_string();
+                    m.label = format!("{}, {tail}", m.label);
+                    m.series_x = None;
+                }
+                None => merged.push(cv),
+            }
+        }
+        let curves = merged;
         let mut marks = vec![];
         for m in &c.marks {
             match m {
@@ -573,7 +796,7 @@ fn draw_charts(plan: &Plan, points: &[PointStats], dir: &Path) -> Result<Vec<Str
             curves,
             marks,
         };
-        chart::draw_files(&spec, dir, &c.name)?;
+        chart::draw_files_footed(&spec, dir, &c.name, &footer)?;
         names.push(c.name.clone());
     }
     Ok(names)
@@ -586,18 +809,29 @@ fn html_escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// A number for the page: four significant digits (trailing zeros dropped), scientific
+/// below 1e-3 and from 1e6, so that every cell has one format.
 fn fmt_num(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
         return format!("{v}");
     }
     let a = v.abs();
     if (1e-3..1e6).contains(&a) {
-        let s = format!("{v:.4}");
-        let s = s.trim_end_matches('0').trim_end_matches('.');
-        s.to_string()
+        let decimals = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
+        let s = format!("{v:.decimals$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
     } else {
-        format!("{v:.3e}")
+        format!("{v:.2e}")
     }
+}
+
+/// A column name that may wrap after its underscores (long metric names fit the page).
+fn wrap_name(s: &str) -> String {
+    html_escape(s).replace('_', "_<wbr>")
 }
 
 fn write_index(
@@ -612,12 +846,13 @@ fn write_index(
     h.push_str("<!doctype html>\n<html><head><meta charset=\"utf-8\">\n");
     h.push_str(&format!("<title>vtsim: {}</title>\n", html_escape(&x.name)));
     h.push_str(
-        "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}\
-         table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\
+        "<style>body{font-family:sans-serif;margin:2em;max-width:1340px}\
+         table{border-collapse:collapse;font-size:11px}small{color:#555}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\
          th{background:#eee}img{max-width:100%;border:1px solid #ddd;margin:1em 0}code{background:#f4f4f4}</style>\n",
     );
     h.push_str("</head><body>\n");
     h.push_str(&format!("<h1>{}</h1>\n", html_escape(&x.name)));
+    h.push_str(&verdict_box(plan, points, runs_digest));
     if !x.description.is_empty() {
         h.push_str(&format!("<p>{}</p>\n", html_escape(&x.description)));
     }
@@ -645,9 +880,9 @@ fn write_index(
     }
     for d in plan.kept_defs() {
         h.push_str(&format!(
-            "<th title=\"{}\">{}<br>mean [95 % CI]</th>",
+            "<th title=\"{}\">{}<br><small>mean [95 %]</small></th>",
             html_escape(d.help),
-            html_escape(d.name)
+            wrap_name(d.name)
         ));
     }
     h.push_str("</tr>\n");
@@ -659,7 +894,7 @@ fn write_index(
         for (i, (s, d)) in p.summaries.iter().zip(plan.kept_defs()).enumerate() {
             let (lo, hi) = p.interval(i, d);
             h.push_str(&format!(
-                "<td>{} [{}, {}]</td>",
+                "<td>{}<br><small>[{}, {}]</small></td>",
                 fmt_num(s.mean),
                 fmt_num(lo),
                 fmt_num(hi)
