@@ -1,6 +1,7 @@
 //! vtsim: a deterministic discrete-event simulator of the timing contracts inside Vitess and
 //! MySQL proxy/operator control loops. See README.md for the tour.
 
+pub mod advise;
 pub mod bench;
 pub mod chart;
 pub mod experiment;

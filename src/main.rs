@@ -7,6 +7,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
+use vtsim::advise;
 use vtsim::experiment::error::{io_words, BadInput};
 use vtsim::experiment::files::{builtin_model, file_kind, model_source, FileKind};
 use vtsim::experiment::plan::load_plan;
@@ -29,6 +30,8 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// Parsed once per process; the size of the advise variant does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Cmd {
     /// Run a sweep: every (point, replicate) of EXPERIMENT, written to notebooks-out/<name>/.
     Run {
@@ -48,6 +51,9 @@ enum Cmd {
         /// Output directory [default: notebooks-out/<experiment name>].
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Print the run's summary as JSON on stdout (schema vtsim.run, docs/outputs.md).
+        #[arg(long)]
+        json: bool,
     },
     /// Fit a rollout model to an incident's logs: vtgate logs (glog or JSON, with or without
     /// the kubectl --timestamps prefix), the short form `[t+44s] vtgate-02: replica-A false =>
@@ -70,8 +76,9 @@ enum Cmd {
     Replay {
         /// The model file (RON), or `builtin:NAME` for a model built into vtsim.
         model: PathBuf,
-        /// The run seed [default: the model file's `seed`, else 1].
-        #[arg(long)]
+        /// The run seed, decimal or 0x hex as replay prints it [default: the model file's
+        /// `seed`, else 1].
+        #[arg(long, value_parser = parse_seed)]
         seed: Option<u64>,
         /// Write every event as a JSON line to FILE.
         #[arg(long)]
@@ -93,6 +100,9 @@ enum Cmd {
         /// The vtgate log format of --emit-logs: glog (Vitess <= v23) or json (v24 slog).
         #[arg(long, default_value = "glog", requires = "emit_logs")]
         log_format: vtsim::fit::emit::LogFormat,
+        /// Print the run as JSON (schema vtsim.replay, docs/outputs.md) instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Compare two JSONL traces (`replay --trace`): print the first differing record with
     /// the records before it; exit 1 if they differ, 0 if they are equal.
@@ -118,34 +128,78 @@ enum Cmd {
         /// The file (RON), or `builtin:NAME`.
         file: PathBuf,
     },
-    /// The smallest tablet_available_timeout whose risk per rollout is below a target.
+    /// The smallest (or largest) knob value whose metric clears a target at 95 %: any model
+    /// and knob (--knob), the rollout's refresh interval under a gate (--gate), or the
+    /// rollout's gate for a refresh interval (--refresh-interval). See docs/advise.md.
     Advise {
-        /// vtgate --tablet_refresh_interval.
-        #[arg(long, value_name = "DURATION")]
-        refresh_interval: String,
-        /// Number of vtgates.
+        /// Any model: the knob's parameter path, e.g. vtgate.tablet_refresh_interval.
+        #[arg(long, value_name = "PATH")]
+        knob: Option<String>,
+        /// With --knob: the metric that must clear the target.
+        #[arg(long, value_name = "NAME")]
+        metric: Option<String>,
+        /// With --knob: the target (a probability for a 0/1 metric).
         #[arg(long)]
-        vtgates: u32,
-        /// Target P(any failed replica read per rollout); at least about 4.3e-7 unless
-        /// --rollouts is given.
+        target: Option<f64>,
+        /// With --knob: `min` (the smallest value that clears) or `max` (the largest).
+        #[arg(long, default_value = "min", value_parser = ["min", "max"])]
+        direction: String,
+        /// With --knob: the metric must be `below` or `above` the target.
+        #[arg(long, default_value = "below", value_parser = ["below", "above"])]
+        want: String,
+        /// Candidates A..B (durations or numbers, like the parameter) [--knob default:
+        /// step .. 4 × the model's value; --gate default: 1s .. 3 × gate].
+        #[arg(long, value_name = "A..B")]
+        range: Option<String>,
+        /// Candidate step [--knob default: the model's value / 10; --gate: 1s;
+        /// --refresh-interval: 5s].
+        #[arg(long)]
+        step: Option<String>,
+        /// Override a parameter before the search (RON value), as replay --set.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<String>,
+        /// A metric whose mean is reported beside the answer (repeatable).
+        #[arg(long = "cost", value_name = "NAME")]
+        costs: Vec<String>,
+        /// Runs in a candidate's first batch (later batches double) [default: 100 for a 0/1
+        /// metric, 20 for a value].
+        #[arg(long)]
+        batch: Option<u64>,
+        /// Most runs per candidate, at most 1e7 [default: enough for a 0/1 target; 10000].
+        #[arg(long)]
+        max_runs: Option<u64>,
+        /// Most runs in all, at most 1e9 [default: 2e6].
+        #[arg(long)]
+        budget: Option<u64>,
+        /// Rollout, today's knob: the operator's Available gate (30s in every release).
+        #[arg(long, value_name = "DURATION")]
+        gate: Option<String>,
+        /// Rollout: vtgate --tablet_refresh_interval; advise then solves for the gate.
+        #[arg(long, value_name = "DURATION")]
+        refresh_interval: Option<String>,
+        /// Rollout: number of vtgates.
+        #[arg(long)]
+        vtgates: Option<u32>,
+        /// Rollout: target P(any failed replica read per rollout); with --refresh-interval
+        /// at least about 4.3e-7 unless --rollouts is given.
         #[arg(long, default_value_t = 1e-3)]
         target_risk: f64,
-        /// Rollout model: a file or `builtin:NAME` [default: builtin:rollout-default].
+        /// The model: a file or `builtin:NAME` [default: builtin:rollout-default].
         #[arg(long)]
         model: Option<PathBuf>,
-        /// Rollouts per gate, at most 1e7 [default: enough that zero errors in all of them
-        /// meets the target].
+        /// With --refresh-interval: rollouts per gate, at most 1e7 [default: enough that
+        /// zero errors in all of them meets the target].
         #[arg(long)]
         rollouts: Option<u64>,
-        /// Gate scan step.
-        #[arg(long, default_value = "5s")]
-        step: String,
-        /// Seed of the rollouts.
-        #[arg(long, default_value_t = 1)]
+        /// Seed of the runs (decimal or 0x hex).
+        #[arg(long, default_value = "1", value_parser = parse_seed)]
         seed: u64,
         /// Worker threads.
         #[arg(long)]
         threads: Option<usize>,
+        /// Print the answer as JSON (schema vtsim.advise, docs/outputs.md).
+        #[arg(long)]
+        json: bool,
     },
     /// Measure the kernel (hold model vs a bare BinaryHeap) and sweep scaling.
     Bench {
@@ -156,6 +210,16 @@ enum Cmd {
         #[arg(long)]
         kernel_only: bool,
     },
+}
+
+/// A seed: decimal, or hex with `0x` (as `replay` prints it).
+fn parse_seed(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(&h.replace('_', ""), 16),
+        None => t.replace('_', "").parse::<u64>(),
+    };
+    r.map_err(|_| format!("`{s}`: a seed is a number from 0 to 2^64 - 1, decimal or 0x hex"))
 }
 
 fn bad(m: impl Into<String>) -> anyhow::Error {
@@ -221,6 +285,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             shard,
             resume,
             out,
+            json,
         } => {
             let shard = shard
                 .map(|s| vtsim::experiment::shard_spec::parse(&s, |k| std::env::var(k).ok()))
@@ -268,6 +333,17 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 },
                 s.dir.display()
             );
+            if json {
+                let v = vtsim::report::run_json(
+                    &plan,
+                    &s.dir,
+                    shard.is_none(),
+                    s.jobs_run,
+                    s.jobs_resumed,
+                    s.events,
+                )?;
+                println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Merge { experiment, out } => {
@@ -286,11 +362,25 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             check,
             emit_logs,
             log_format,
+            json,
         } => {
-            let code = replay(&model, seed, trace.as_deref(), &sets, out.as_deref(), check)?;
+            let code = replay(
+                &model,
+                seed,
+                trace.as_deref(),
+                &sets,
+                out.as_deref(),
+                check,
+                json,
+            )?;
             if let Some(dir) = emit_logs {
                 for p in replay::emit_logs(&model, seed, &sets, &dir, log_format)? {
-                    println!("wrote   {}", p.display());
+                    // On stderr under --json, so stdout stays one JSON document.
+                    if json {
+                        eprintln!("wrote   {}", p.display());
+                    } else {
+                        println!("wrote   {}", p.display());
+                    }
                 }
             }
             Ok(code)
@@ -330,52 +420,182 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             kernel_only,
         } => bench(events, kernel_only).map(|()| ExitCode::SUCCESS),
         Cmd::Advise {
+            knob,
+            metric,
+            target,
+            direction,
+            want,
+            range,
+            step,
+            sets,
+            costs,
+            batch,
+            max_runs,
+            budget,
+            gate,
             refresh_interval,
             vtgates,
             target_risk,
             model,
             rollouts,
-            step,
             seed,
             threads,
+            json,
         } => {
-            let dur = |flag: &str, v: &str| {
-                vtsim::sim::SimDuration::parse(v).map_err(|m| bad(format!("{flag}: {m}")))
-            };
-            let refresh = dur("--refresh-interval", &refresh_interval)?;
-            let step = dur("--step", &step)?;
-            if vtgates == 0 {
-                return Err(bad("--vtgates must be at least 1"));
+            let forms = [knob.is_some(), gate.is_some(), refresh_interval.is_some()];
+            match forms.iter().filter(|&&f| f).count() {
+                0 => {
+                    return Err(bad(
+                        "advise needs one of --knob PATH (any model and knob), --gate DURATION \
+                         (rollout: the largest safe refresh interval under a gate) or \
+                         --refresh-interval DURATION (rollout: the smallest safe gate)",
+                    ))
+                }
+                1 => {}
+                _ => {
+                    return Err(bad(
+                        "give only one of --knob, --gate and --refresh-interval",
+                    ))
+                }
             }
-            let n =
-                vtsim::model::rollout::advise::check_request(refresh, step, target_risk, rollouts)
-                    .map_err(bad)?;
             let threads = check_threads(threads)?;
-            let world = match &model {
-                Some(p) => load_model_arg(p)?.world,
-                None => builtin_model("rollout-default").world,
+            let mf = match &model {
+                Some(p) => load_model_arg(p)?,
+                None => builtin_model("rollout-default"),
             };
+            let world = replay::with_sets(&mf.world, &sets)?;
             let pool = thread_pool(threads)?;
-            eprintln!("vtsim advise: {n} rollouts per gate, scanning in steps of {step}...");
+            if let Some(refresh_interval) = refresh_interval {
+                let step = step.unwrap_or_else(|| "5s".into());
+                let vtgates = vtgates.ok_or_else(|| bad("--refresh-interval needs --vtgates N"))?;
+                return advise_gate(
+                    &world,
+                    &refresh_interval,
+                    vtgates,
+                    target_risk,
+                    rollouts,
+                    &step,
+                    seed,
+                    &pool,
+                );
+            }
+            let (s, sampler, today) = if let Some(g) = gate {
+                let gate =
+                    vtsim::sim::SimDuration::parse(&g).map_err(|m| bad(format!("--gate: {m}")))?;
+                let q = advise::rollout::Today {
+                    gate,
+                    vtgates: vtgates.ok_or_else(|| bad("--gate needs --vtgates N"))?,
+                    target: target.unwrap_or(target_risk),
+                    range,
+                    step,
+                    batch,
+                    max_runs,
+                    budget,
+                    seed,
+                };
+                let (s, m) = advise::rollout::today(&world, &q).map_err(bad)?;
+                (s, m, Some(q))
+            } else {
+                let ask = advise::Ask {
+                    knob: knob.expect("one form"),
+                    metric: metric.ok_or_else(|| bad("--knob needs --metric NAME"))?,
+                    target: target.ok_or_else(|| bad("--knob needs --target X"))?,
+                    want: if want == "above" {
+                        advise::Want::Above
+                    } else {
+                        advise::Want::Below
+                    },
+                    direction: if direction == "max" {
+                        advise::Direction::Max
+                    } else {
+                        advise::Direction::Min
+                    },
+                    range,
+                    step,
+                    batch,
+                    max_runs,
+                    budget,
+                    seed,
+                    costs,
+                };
+                let (s, m) = advise::prepare(&world, &ask).map_err(bad)?;
+                (s, m, None)
+            };
+            eprintln!(
+                "vtsim advise: {} candidates of {}, batches of {} doubling up to {} runs each, \
+                 budget {} runs",
+                s.candidates.len(),
+                s.knob,
+                s.batch,
+                s.max_runs,
+                s.budget
+            );
             let t0 = Instant::now();
-            let a = pool
-                .install(|| {
-                    vtsim::model::rollout::advise::advise(
-                        &world,
-                        refresh,
-                        vtgates,
-                        target_risk,
-                        n,
-                        step,
-                        seed,
+            let o = pool.install(|| {
+                advise::search(&s, |c, r| sampler.sample(c, r), &mut |t, total| {
+                    eprintln!(
+                        "vtsim advise: {}={}: {} after {} runs (estimate {}, decision interval \
+                         [{}, {}]); {} runs so far, {:.1} s",
+                        s.knob,
+                        t.value.label,
+                        t.decision.word(),
+                        t.runs,
+                        advise::num(t.estimate),
+                        advise::num(t.ci_decision.0),
+                        advise::num(t.ci_decision.1),
+                        total,
+                        t0.elapsed().as_secs_f64()
                     )
                 })
-                .map_err(bad)?;
-            print!("{}", vtsim::model::rollout::advise::render(&a));
+            });
+            if json {
+                let mut v = advise::to_json(&mf.name, world.kind(), &s, &o);
+                if let Some(q) = &today {
+                    v["preset"] = advise::rollout::preset_json(q, &o);
+                }
+                println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+            } else {
+                print!("{}", advise::render(&mf.name, &s, &o));
+                if let Some(q) = &today {
+                    print!("{}", advise::rollout::render_today(q, &s, &o));
+                }
+            }
             eprintln!("({:.1} s)", t0.elapsed().as_secs_f64());
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `advise --refresh-interval`: the smallest safe gate for a refresh interval.
+#[allow(clippy::too_many_arguments)]
+fn advise_gate(
+    world: &vtsim::model::WorldSpec,
+    refresh_interval: &str,
+    vtgates: u32,
+    target_risk: f64,
+    rollouts: Option<u64>,
+    step: &str,
+    seed: u64,
+    pool: &rayon::ThreadPool,
+) -> Result<ExitCode> {
+    use vtsim::model::rollout::advise as gate;
+    let dur = |flag: &str, v: &str| {
+        vtsim::sim::SimDuration::parse(v).map_err(|m| bad(format!("{flag}: {m}")))
+    };
+    let refresh = dur("--refresh-interval", refresh_interval)?;
+    let step = dur("--step", step)?;
+    if vtgates == 0 {
+        return Err(bad("--vtgates must be at least 1"));
+    }
+    let n = gate::check_request(refresh, step, target_risk, rollouts).map_err(bad)?;
+    eprintln!("vtsim advise: {n} rollouts per gate, scanning in steps of {step}...");
+    let t0 = Instant::now();
+    let a = pool
+        .install(|| gate::advise(world, refresh, vtgates, target_risk, n, step, seed))
+        .map_err(bad)?;
+    print!("{}", gate::render(&a));
+    eprintln!("({:.1} s)", t0.elapsed().as_secs_f64());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn replay(
@@ -385,6 +605,7 @@ fn replay(
     sets: &[String],
     out_dir: Option<&Path>,
     check: bool,
+    json: bool,
 ) -> Result<ExitCode> {
     let mf = replay::load_model(model)?;
     let seed = seed.or(mf.seed).unwrap_or(1);
@@ -396,27 +617,40 @@ fn replay(
     let r = replay::replay(&world, seed, trace, check)?;
     let dt = t0.elapsed().as_secs_f64();
     let out = &r.output;
+    if let Some(p) = trace {
+        replay::trace_failure(out, p)?;
+    }
+    let wrote = match out_dir {
+        Some(dir) => replay::write_artifacts(out, dir)?,
+        None => vec![],
+    };
+    if json {
+        let v = replay::to_json(&mf.name, &world, seed, &r, trace, &wrote);
+        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+        eprintln!("({:.3} ms wall)", dt * 1e3);
+        return Ok(ExitCode::SUCCESS);
+    }
     println!("model   {} ({})", mf.name, world.kind());
     println!("seed    {seed} ({seed:#018x})");
-    if let Some(r) = &out.report {
-        println!();
-        println!("{}", r.trim_end());
-        println!();
+    if let Some(rep) = &out.report {
+        let rep = replay::report_without_metrics(rep, out);
+        if !rep.is_empty() {
+            println!();
+            println!("{rep}");
+            println!();
+        }
     }
     println!("metrics");
     for (d, v) in world.metric_defs().iter().zip(&out.metrics) {
-        println!("  {:<32} {}", d.name, v);
+        println!("  {:<32} {}", d.name, replay::fmt_metric(*v));
     }
     println!("events  {}", out.events);
     println!("digest  {}", out.digest);
     if let Some(p) = trace {
-        replay::trace_failure(out, p)?;
         println!("trace   {}", p.display());
     }
-    if let Some(dir) = out_dir {
-        for p in replay::write_artifacts(out, dir)? {
-            println!("wrote   {}", p.display());
-        }
+    for p in &wrote {
+        println!("wrote   {}", p.display());
     }
     if let Some(n) = r.checked_records {
         println!("deterministic: 3 runs agree ({n} records)");

@@ -60,6 +60,114 @@ pub fn with_sets(world: &WorldSpec, sets: &[String]) -> Result<WorldSpec> {
     })
 }
 
+/// The version of the `replay --json` document (schema `vtsim.replay`, `docs/outputs.md`).
+pub const JSON_VERSION: u32 = 1;
+
+/// A metric value in a sensible precision: integers as integers, else six significant
+/// digits (trailing zeros dropped), scientific below 1e-4 and from 1e9.
+pub fn fmt_metric(v: f64) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    if v == v.trunc() && v.abs() < 1e15 {
+        return format!("{v:.0}");
+    }
+    let a = v.abs();
+    if !(1e-4..1e9).contains(&a) {
+        return format!("{v:.5e}");
+    }
+    let decimals = (5 - a.log10().floor() as i32).clamp(0, 9) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// A model's report without the lines that only repeat a metric (`  name   value`) or the
+/// digest, and without a heading those lines leave empty, so that `replay` prints each
+/// metric once (in its own list, with [`fmt_metric`]).
+pub fn report_without_metrics(report: &str, out: &RunOutput) -> String {
+    let names: Vec<&str> = out.metric_defs().iter().map(|d| d.name).collect();
+    let repeats = |line: &str| {
+        let mut t = line.split_whitespace();
+        match (t.next(), t.next(), t.next()) {
+            (Some(k), Some(v), None) => {
+                (names.contains(&k) && v.parse::<f64>().is_ok())
+                    || (k == "digest" && v == out.digest)
+            }
+            _ => false,
+        }
+    };
+    let lines: Vec<&str> = report.lines().collect();
+    let mut keep: Vec<bool> = lines.iter().map(|l| !repeats(l)).collect();
+    for i in 0..lines.len() {
+        if keep[i] && lines[i].trim_end().ends_with(':') {
+            let mut j = i + 1;
+            while j < lines.len() && !keep[j] {
+                j += 1;
+            }
+            if j > i + 1 && lines.get(j).is_none_or(|l| l.trim().is_empty()) {
+                keep[i] = false;
+            }
+        }
+    }
+    let mut out_lines: Vec<&str> = vec![];
+    for (l, k) in lines.iter().zip(keep) {
+        let blank = l.trim().is_empty();
+        if k && !(blank && out_lines.last().is_none_or(|p| p.trim().is_empty())) {
+            out_lines.push(l);
+        }
+    }
+    while out_lines.last().is_some_and(|l| l.trim().is_empty()) {
+        out_lines.pop();
+    }
+    out_lines.join("\n")
+}
+
+/// The `replay --json` document: the model, the seed (hex, and decimal as a string so that
+/// no JSON reader rounds it), every metric by name, events, digest and files.
+pub fn to_json(
+    name: &str,
+    world: &WorldSpec,
+    seed: u64,
+    r: &Replayed,
+    trace: Option<&Path>,
+    wrote: &[PathBuf],
+) -> serde_json::Value {
+    let out = &r.output;
+    let metrics: serde_json::Map<String, serde_json::Value> = world
+        .metric_defs()
+        .iter()
+        .zip(&out.metrics)
+        .map(|(d, v)| {
+            (
+                d.name.to_string(),
+                if v.is_finite() {
+                    serde_json::json!(v)
+                } else {
+                    serde_json::Value::Null
+                },
+            )
+        })
+        .collect();
+    serde_json::json!({
+        "schema": "vtsim.replay",
+        "version": JSON_VERSION,
+        "vtsim": env!("CARGO_PKG_VERSION"),
+        "model": {"name": name, "kind": world.kind()},
+        "seed": format!("{seed:#018x}"),
+        "seed_decimal": seed.to_string(),
+        "metrics": metrics,
+        "events": out.events,
+        "digest": out.digest,
+        "trace": trace.map(|p| p.display().to_string()),
+        "wrote": wrote.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "deterministic_records": r.checked_records,
+    })
+}
+
 /// What [`replay`] did.
 pub struct Replayed {
     /// The run's output (with its report).

@@ -50,6 +50,25 @@ pub fn z_critical() -> f64 {
     Normal::new(0.0, 1.0).expect("valid normal").inverse_cdf(q)
 }
 
+/// Two-sided standard normal critical value for a miss probability `alpha` (both tails
+/// together): `z_two_sided(0.05)` is 1.959963….
+pub fn z_two_sided(alpha: f64) -> f64 {
+    Normal::new(0.0, 1.0)
+        .expect("valid normal")
+        .inverse_cdf(1.0 - alpha / 2.0)
+}
+
+/// Two-sided Student t critical value with `df` degrees of freedom for a miss probability
+/// `alpha` (infinite for `df` = 0).
+pub fn t_two_sided(df: u64, alpha: f64) -> f64 {
+    if df == 0 {
+        return f64::INFINITY;
+    }
+    StudentsT::new(0.0, 1.0, df as f64)
+        .expect("valid t")
+        .inverse_cdf(1.0 - alpha / 2.0)
+}
+
 /// Nearest-rank quantile of sorted values (`q` in [0, 1]).
 pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
@@ -106,10 +125,15 @@ pub fn summarize(values: &[f64]) -> Summary {
 
 /// 95 % Wilson score interval for `successes` out of `n`.
 pub fn wilson(successes: u64, n: u64) -> (f64, f64) {
+    wilson_z(successes, n, z_critical())
+}
+
+/// Wilson score interval for `successes` out of `n` with critical value `z` (e.g.
+/// [`z_two_sided`] of a smaller miss probability).
+pub fn wilson_z(successes: u64, n: u64, z: f64) -> (f64, f64) {
     if n == 0 {
         return (0.0, 1.0);
     }
-    let z = z_critical();
     let nf = n as f64;
     let p = successes as f64 / nf;
     let z2 = z * z;
@@ -152,6 +176,15 @@ mod tests {
         assert_eq!(s.max, 10.0);
         let half = 2.262_157 * 3.027_650_354 / 10f64.sqrt();
         assert!((s.ci_hi - 5.5 - half).abs() < 1e-4);
+    }
+
+    #[test]
+    fn critical_values_at_any_level() {
+        assert!((z_two_sided(0.05) - z_critical()).abs() < 1e-12);
+        assert!((z_two_sided(0.01) - 2.575_829).abs() < 1e-5);
+        assert!((t_two_sided(9, 0.05) - t_critical(9)).abs() < 1e-12);
+        assert!((t_two_sided(9, 0.01) - 3.249_836).abs() < 1e-5);
+        assert_eq!(t_two_sided(0, 0.05), f64::INFINITY);
     }
 
     #[test]

@@ -58,7 +58,7 @@ fn runner_seeds(replicates: u64) -> Vec<(u64, u64, u64)> {
             (
                 f[p].parse().unwrap(),
                 f[r].parse().unwrap(),
-                f[s].parse().unwrap(),
+                u64::from_str_radix(f[s].trim_start_matches("0x"), 16).unwrap(),
             )
         })
         .collect()

@@ -163,12 +163,29 @@ fn padded(lo: f64, hi: f64, log: bool) -> (f64, f64) {
 type DrawResult<DB> =
     std::result::Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, d: &ChartData) -> DrawResult<DB>
+fn draw<DB: DrawingBackend>(
+    full: DrawingArea<DB, Shift>,
+    d: &ChartData,
+    footer: &str,
+) -> DrawResult<DB>
 where
     DB::ErrorType: 'static,
 {
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x;
-    root.fill(&WHITE).map_err(e)?;
+    full.fill(&WHITE).map_err(e)?;
+    // A one-line footer (which run made the chart) below the plot, in grey.
+    let root = if footer.is_empty() {
+        full.clone()
+    } else {
+        let h = full.dim_in_pixel().1 as i32;
+        let (main, foot) = full.split_vertically(h - 22);
+        let style = ("sans-serif", 12)
+            .into_font()
+            .color(&RGBColor(110, 110, 110));
+        foot.draw(&Text::new(footer.to_string(), (12, 4), style))
+            .map_err(e)?;
+        main
+    };
 
     let positive = |v: f64| v > 0.0 && v.is_finite();
     let all_y = d.curves.iter().flat_map(|c| {
@@ -294,9 +311,33 @@ where
         }
     }
 
+    let mut upper_bounds_drawn = false;
     for (i, c) in d.curves.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let banded: Vec<&CurvePoint> = c.points.iter().filter(|p| p.band.is_some()).collect();
+        // On a log axis a point with y = 0 (no event in any run) is drawn as its upper bound
+        // (a triangle pointing down), not as a band down to the floor that would hide a target.
+        let banded: Vec<&CurvePoint> = c
+            .points
+            .iter()
+            .filter(|p| p.band.is_some() && (!d.log_y || p.y > 0.0))
+            .collect();
+        if d.log_y {
+            let tri: Vec<(f64, f64)> = c
+                .points
+                .iter()
+                .filter(|p| p.y == 0.0)
+                .filter_map(|p| p.band.map(|b| (axes.tx(p.x), axes.ty(b.1))))
+                .filter(|(_, y)| y.is_finite())
+                .collect();
+            for (x, y) in tri {
+                chart
+                    .draw_series(std::iter::once(
+                        EmptyElement::at((x, y)) + down_triangle(color),
+                    ))
+                    .map_err(e)?;
+                upper_bounds_drawn = true;
+            }
+        }
         if banded.len() >= 2 {
             let mut poly: Vec<(f64, f64)> = banded
                 .iter()
@@ -339,17 +380,18 @@ where
     for m in &d.marks {
         match m {
             MarkLine::V { x, label } => {
+                // Solid, so that it cannot be mistaken for a dashed per-series mark.
                 let x = axes.tx(*x);
                 chart
-                    .draw_series(DashedLineSeries::new(
+                    .draw_series(LineSeries::new(
                         vec![(x, y0), (x, y1)],
-                        8,
-                        5,
-                        BLACK.stroke_width(1),
+                        BLACK.stroke_width(2),
                     ))
                     .map_err(e)?
                     .label(label.as_str())
-                    .legend(|(x, y)| dashed_legend(x, y, 8, 5, BLACK));
+                    .legend(|(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 22, y)], BLACK.stroke_width(2))
+                    });
             }
             MarkLine::H { y, label } => {
                 let y = axes.ty(*y);
@@ -384,14 +426,22 @@ where
                         .map_err(e)?;
                     if first {
                         first = false;
-                        s.label(label.as_str())
-                            .legend(move |(x, y)| dashed_legend(x, y, dash, gap, BLACK));
+                        s.label(label.as_str()).legend(move |(x, y)| {
+                            dashed_legend(x, y, dash, gap, RGBColor(120, 120, 120))
+                        });
                     }
                 }
             }
         }
     }
 
+    if upper_bounds_drawn {
+        chart
+            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
+            .map_err(e)?
+            .label("no run had the event: upper 95 % bound")
+            .legend(|(x, y)| EmptyElement::at((x + 11, y)) + down_triangle(RGBColor(90, 90, 90)));
+    }
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.85))
@@ -437,6 +487,11 @@ fn legend_corner(
         }
     }
     best.1
+}
+
+/// A triangle pointing down (an upper bound), 10 pixels wide, centred on its anchor.
+fn down_triangle(color: RGBColor) -> Polygon<(i32, i32)> {
+    Polygon::new(vec![(-5, -4), (5, -4), (0, 5)], color.filled())
 }
 
 /// A 22-pixel dashed legend sample.
@@ -535,6 +590,12 @@ fn drawing_failure<E: std::error::Error + Send + Sync>(
 /// file and says why in plain words (`writing chart /out/x.png: File name too long (os error
 /// 36)`).
 pub fn draw_files(d: &ChartData, dir: &Path, stem: &str) -> Result<()> {
+    draw_files_footed(d, dir, stem, "")
+}
+
+/// [`draw_files`] with a one-line `footer` under the plot (vtsim version, model, runs,
+/// digest prefix: so a chart pasted elsewhere can be traced to its run).
+pub fn draw_files_footed(d: &ChartData, dir: &Path, stem: &str, footer: &str) -> Result<()> {
     register_fonts();
     let png = dir.join(format!("{stem}.png"));
     let svg = dir.join(format!("{stem}.svg"));
@@ -542,7 +603,7 @@ pub fn draw_files(d: &ChartData, dir: &Path, stem: &str) -> Result<()> {
     let mut svg_text = String::new();
     {
         let root = SVGBackend::with_string(&mut svg_text, SIZE).into_drawing_area();
-        draw(root, d).map_err(|e| drawing_failure(&svg, e))?;
+        draw(root, d, footer).map_err(|e| drawing_failure(&svg, e))?;
     }
     // The bitmap backend picks its encoder from the extension, so the temporary name ends in .png.
     let pid = std::process::id();
@@ -551,7 +612,7 @@ pub fn draw_files(d: &ChartData, dir: &Path, stem: &str) -> Result<()> {
     let r = (|| -> Result<()> {
         {
             let root = BitMapBackend::new(&png_tmp, SIZE).into_drawing_area();
-            draw(root, d).map_err(|e| drawing_failure(&png, e))?;
+            draw(root, d, footer).map_err(|e| drawing_failure(&png, e))?;
             // The backend is dropped here; after a failed save its drop tries once more, so
             // the temporary file is removed below, after this block.
         }

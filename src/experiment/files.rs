@@ -54,6 +54,36 @@ pub struct ExperimentFile {
     /// Charts to draw.
     #[serde(default)]
     pub charts: Vec<ChartSpec>,
+    /// The question the page answers first (its verdict box); none: the page says the
+    /// experiment describes and does not decide. (Left out of the echo when absent, so
+    /// experiments without one keep their fingerprint.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<VerdictSpec>,
+}
+
+/// The verdict an experiment declares: per series, the smallest (or largest) value of `axis`
+/// whose metric's upper 95 % bound is below `target`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename = "Verdict")]
+pub struct VerdictSpec {
+    /// One sentence: what is being decided.
+    #[serde(default)]
+    pub question: String,
+    /// The axis whose value is the answer.
+    pub axis: String,
+    /// A kept metric; its upper 95 % bound (Wilson for a 0/1 metric) must be below `target`.
+    pub metric: String,
+    /// The target.
+    pub target: f64,
+    /// The largest passing value instead of the smallest.
+    #[serde(default)]
+    pub largest: bool,
+    /// Only the points with these labels (`{ "phase": "uniform" }`).
+    #[serde(default)]
+    pub filter: BTreeMap<String, String>,
+    /// A kept metric reported at the answer as its cost (`rollout_duration_s`).
+    #[serde(default)]
+    pub cost: Option<String>,
 }
 
 /// One dimension of the grid.

@@ -28,13 +28,20 @@ pub fn format_row(plan: &Plan, j: u64, seed: u64, r: RunOutput) -> Vec<u8> {
         j.to_string(),
         p.index.to_string(),
         (j % reps).to_string(),
-        seed.to_string(),
+        seed_text(seed),
     ];
     f.extend(p.labels.iter().cloned());
     f.extend(plan.keep.iter().map(|&i| r.metrics[i].to_string()));
     f.push(r.events.to_string());
     f.push(r.digest);
     csv_line(&f)
+}
+
+/// A seed as `runs.csv` writes it: `0x` and 16 lowercase hex digits, the form `vtsim replay
+/// --seed` takes and prints. (A decimal u64 above 2^63 is read as Int128 by polars and as a
+/// float or object by pandas; a hex string loads as text everywhere.)
+pub fn seed_text(seed: u64) -> String {
+    format!("{seed:#018x}")
 }
 
 /// The values of a verified row.
@@ -106,10 +113,10 @@ impl<'a> RowChecker<'a> {
         if !is_u64(&f[2], r) {
             return Err(bad(2, &r, format!(" for job {j}")));
         }
-        if !is_u64(&f[3], seed) {
+        if f[3] != seed_text(seed) {
             return Err(bad(
                 3,
-                &seed,
+                &seed_text(seed),
                 format!(
                     " for replicate {r} (experiment seed {})",
                     plan.experiment.seed

@@ -922,6 +922,54 @@ fn plan_with_budget(path: &Path, text: &str, budget: u64) -> Result<Plan, InputE
         }
     }
 
+    if let Some(v) = &x.verdict {
+        let err = |f: &str, m: String| {
+            InputError::at(path, locate_quoted_after(text, "verdict", f), f, m)
+        };
+        if !columns.contains(&v.axis) {
+            return Err(err(
+                "axis",
+                format!(
+                    "verdict: `{}` is not an axis; axes: {}",
+                    v.axis,
+                    columns.join(", ")
+                ),
+            ));
+        }
+        let kept = |n: &str| keep.iter().any(|&i| metric_defs[i].name == n);
+        if !kept(&v.metric) {
+            return Err(err(
+                "metric",
+                format!("verdict: `{}` is not a kept metric", v.metric),
+            ));
+        }
+        if let Some(c) = &v.cost {
+            if !kept(c) {
+                return Err(err("cost", format!("verdict: `{c}` is not a kept metric")));
+            }
+        }
+        if !v.target.is_finite() {
+            return Err(err("target", "verdict: the target must be a number".into()));
+        }
+        for (k, val) in &v.filter {
+            match cols.iter().find(|col| &col.name == k) {
+                Some(col) if col.labels.contains(val) => {}
+                Some(_) => {
+                    return Err(err(
+                        "filter",
+                        format!("verdict: `{k}` never takes the value `{val}`"),
+                    ))
+                }
+                None => {
+                    return Err(err(
+                        "filter",
+                        format!("verdict: filter `{k}` is not an axis"),
+                    ))
+                }
+            }
+        }
+    }
+
     let fingerprint = {
         let echo = serde_json::json!({
             "experiment": &x,

@@ -26,6 +26,23 @@ pub struct MetricDef {
 }
 
 impl MetricDef {
+    /// The values the metric can take, for clamping its intervals: `[0, 1]` for a 0/1
+    /// outcome and for a fraction (`goodput`, `*_frac`, `frac_*`, `*_utilisation`), else
+    /// `[0, ∞)`: every vtsim metric is a count, a duration, a rate or a fraction, none
+    /// negative (`tests/data.rs` checks every shipped model's default run against it).
+    pub fn range(&self) -> (f64, f64) {
+        let n = self.name;
+        let fraction = self.kind == MetricKind::Indicator
+            || n == "goodput"
+            || n.ends_with("_frac")
+            || n.starts_with("frac_")
+            || n.ends_with("utilisation");
+        if fraction {
+            (0.0, 1.0)
+        } else {
+            (0.0, f64::INFINITY)
+        }
+    }
     /// A measurement.
     pub const fn value(name: &'static str, help: &'static str) -> Self {
         MetricDef {

@@ -185,14 +185,18 @@ pub(super) fn simulate(
 ) -> Result<(u64, u64, f64)> {
     let pool = super::thread_pool(cfg.threads)?;
     let bar = if cfg.progress {
-        let pb = indicatif::ProgressBar::new(mine);
+        // Only this invocation's runs: with --resume the rate and ETA are of the runs left,
+        // not of the resumed ones counted as if done in no time.
+        let pb = indicatif::ProgressBar::new(mine - p.done);
         pb.set_style(
             indicatif::ProgressStyle::with_template(
-                "{elapsed_precise} [{wide_bar}] {pos}/{len} runs ({per_sec}, eta {eta})",
+                "{elapsed_precise} [{wide_bar}] {pos}/{len} runs ({per_sec}, eta {eta}){msg}",
             )
             .expect("template"),
         );
-        pb.set_position(p.done);
+        if p.done > 0 {
+            pb.set_message(format!(", {} resumed", p.done));
+        }
         pb
     } else {
         indicatif::ProgressBar::hidden()
@@ -202,6 +206,11 @@ pub(super) fn simulate(
     let mut written = 0u64;
     let chunk = (pool.current_num_threads() * 512).max(1024);
     let t_sim = std::time::Instant::now();
+    // Without a terminal (and outside CI), one progress line every ~10 s on stderr.
+    let lines = !cfg.progress
+        && std::env::var_os("CI").is_none()
+        && !std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut last_line = t_sim;
     // This invocation's i-th job (i in done..mine) is job k0 + i·n; chunks are built as they
     // are reached, so memory does not grow with the number of jobs.
     let mut next = done;
@@ -226,6 +235,24 @@ pub(super) fn simulate(
             written += 1;
         }
         p.w.flush()?;
+        if lines && last_line.elapsed().as_secs_f64() >= 10.0 {
+            last_line = std::time::Instant::now();
+            let dt = t_sim.elapsed().as_secs_f64();
+            let rate = written as f64 / dt;
+            let left = (mine - done - written) as f64;
+            eprintln!(
+                "vtsim: {}/{} runs ({:.0} runs/s, eta {:.0} s){}",
+                done + written,
+                mine,
+                rate,
+                left / rate.max(1e-9),
+                if done > 0 {
+                    format!(", {done} resumed")
+                } else {
+                    String::new()
+                }
+            );
+        }
         if let Some(a) = cfg.abort_after {
             if done + written >= a {
                 bar.abandon();

@@ -79,6 +79,7 @@ pub fn is_output_entry(name: &str) -> bool {
         "runs.csv"
             | "points.csv"
             | "summary.json"
+            | "data-dictionary.csv"
             | "index.html"
             | "runs.csv.partial"
             | "run-state.json"

@@ -1,0 +1,170 @@
+//! The rollout presets of the advise engine.
+//!
+//! *Today's knob* (`vtsim advise --gate 30s --vtgates 10`): every released vitess-operator
+//! hard-codes the Available gate at 30 s, so the knob an SRE controls is vtgate's
+//! `--tablet_refresh_interval`. The preset finds the largest refresh interval whose
+//! P(any failed replica read per rollout) is below the target, and prices it in topology
+//! polls: a vtgate polls once per interval, so polls/s per vtgate = 1/T and for the fleet
+//! = vtgates/T.
+//!
+//! With uniform poll phases and no other delays a vtgate is exposed at a drain with
+//! probability (T − A)/T (`docs/rollout.md`): zero for T ≤ A, so in that setting the largest
+//! safe T is exactly the gate A (`tests/advise.rs` checks the preset finds it). The default
+//! model's restart and readiness delays give some margin beyond A.
+
+use super::{prepare, Ask, Direction, ModelSampler, Outcome, Search, Want};
+use crate::experiment::plan::{duration_label, with_overrides, OverrideError};
+use crate::model::WorldSpec;
+use crate::sim::SimDuration;
+
+/// The knob of today's preset.
+pub const REFRESH: &str = "vtgate.tablet_refresh_interval";
+/// The gate the preset fixes.
+pub const GATE: &str = "operator.tablet_available_timeout";
+/// The number of vtgates.
+pub const VTGATES: &str = "vtgates";
+/// The metric: 1 if any replica read failed during the rollout.
+pub const METRIC: &str = "any_error";
+/// The measured cost metrics reported beside the answer.
+pub const COSTS: [&str; 2] = ["topo_polls_per_s", "rollout_duration_s"];
+/// vtgate's default `--tablet_refresh_interval` (go/vt/discovery/healthcheck.go).
+pub const VTGATE_DEFAULT_REFRESH: SimDuration = SimDuration::from_secs(60);
+
+/// Today's-knob question.
+#[derive(Clone, Debug)]
+pub struct Today {
+    /// The operator's Available gate (30 s in every release).
+    pub gate: SimDuration,
+    /// vtgates in the cell.
+    pub vtgates: u32,
+    /// Target P(any failed replica read per rollout).
+    pub target: f64,
+    /// `A..B` of refresh intervals [default: 1s .. 3 × gate].
+    pub range: Option<String>,
+    /// Step [default: 1s].
+    pub step: Option<String>,
+    /// First batch, most runs per candidate, budget, seed: as in [`Ask`].
+    pub batch: Option<u64>,
+    /// See [`Ask::max_runs`].
+    pub max_runs: Option<u64>,
+    /// See [`Ask::budget`].
+    pub budget: Option<u64>,
+    /// See [`Ask::seed`].
+    pub seed: u64,
+}
+
+/// The search of today's preset on the rollout model `world`.
+pub fn today(world: &WorldSpec, q: &Today) -> Result<(Search, ModelSampler), String> {
+    if world.kind() != "Rollout" {
+        return Err(format!(
+            "--gate: the rollout preset needs a Rollout model; --model is a {} model",
+            world.kind()
+        ));
+    }
+    if q.vtgates == 0 {
+        return Err("--vtgates must be at least 1".into());
+    }
+    if q.gate > SimDuration::from_secs(3600) {
+        return Err(format!("--gate {}: at most 3600s", duration_label(q.gate)));
+    }
+    let base = with_overrides(
+        world,
+        &[
+            (GATE.to_string(), duration_label(q.gate).into()),
+            (VTGATES.to_string(), q.vtgates.into()),
+        ],
+    )
+    .map_err(|e| match e {
+        OverrideError::At(_, m) | OverrideError::Whole(m) => format!("--gate/--vtgates: {m}"),
+    })?;
+    let top = SimDuration::from_secs((q.gate.as_secs_f64() * 3.0).ceil().max(2.0) as u64);
+    let ask = Ask {
+        knob: REFRESH.into(),
+        metric: METRIC.into(),
+        target: q.target,
+        want: Want::Below,
+        direction: Direction::Max,
+        range: Some(
+            q.range
+                .clone()
+                .unwrap_or_else(|| format!("1s..{}", duration_label(top))),
+        ),
+        step: Some(q.step.clone().unwrap_or_else(|| "1s".into())),
+        batch: q.batch,
+        max_runs: q.max_runs,
+        budget: q.budget,
+        seed: q.seed,
+        costs: COSTS.iter().map(|s| s.to_string()).collect(),
+    };
+    prepare(&base, &ask)
+}
+
+/// Polls per second of one vtgate at refresh `t_s` seconds.
+pub fn polls_per_vtgate(t_s: f64) -> f64 {
+    1.0 / t_s
+}
+
+/// The lines after the engine's table: the answer, its cost, against the closed form.
+pub fn render_today(q: &Today, s: &Search, o: &Outcome) -> String {
+    let mut out = String::new();
+    let a = duration_label(q.gate);
+    match o.answer() {
+        Some(t) => {
+            let per = polls_per_vtgate(t.value.x);
+            let fleet = per * q.vtgates as f64;
+            let def = q.vtgates as f64 / VTGATE_DEFAULT_REFRESH.as_secs_f64();
+            out.push_str(&format!(
+                "\nLargest safe --tablet_refresh_interval under the {a} gate with {} vtgates: \
+                 **{}** (P(any failed replica read per rollout) {} [95 %: {}, {}], {} runs, \
+                 {} with errors).\n",
+                q.vtgates,
+                t.value.label,
+                super::num(t.estimate),
+                super::num(t.ci95.0),
+                super::num(t.ci95.1),
+                t.runs,
+                t.events
+            ));
+            out.push_str(&format!(
+                "Its topology-poll cost: {} polls/s per vtgate, {} polls/s for the fleet of {} \
+                 ({:.2} × the {} default's {} polls/s; measured over the rollout: {} polls/s).\n",
+                super::num(per),
+                super::num(fleet),
+                q.vtgates,
+                fleet / def,
+                duration_label(VTGATE_DEFAULT_REFRESH),
+                super::num(def),
+                super::num(t.costs[0])
+            ));
+        }
+        None => out.push_str(&format!(
+            "\nNo refresh interval in {} cleared the target under the {a} gate.\n",
+            s.candidates
+                .first()
+                .zip(s.candidates.last())
+                .map(|(x, y)| format!("{}..{}", x.label, y.label))
+                .unwrap_or_default()
+        )),
+    }
+    out.push_str(&format!(
+        "Closed form (uniform poll phases, no other delays): P(a vtgate exposed per drain) = \
+         (T − A)/T, zero for T ≤ A, so its largest safe T is the gate itself, {a}; the model's \
+         restart, serving and readiness delays are the margin beyond it.\n"
+    ));
+    out
+}
+
+/// The preset's part of the `--json` document: the question and the answer's poll cost.
+pub fn preset_json(q: &Today, o: &Outcome) -> serde_json::Value {
+    let a = o.answer();
+    serde_json::json!({
+        "name": "rollout-today",
+        "gate_s": q.gate.as_secs_f64(),
+        "vtgates": q.vtgates,
+        "target_risk": q.target,
+        "refresh_s": a.map(|t| t.value.x),
+        "polls_per_s_per_vtgate": a.map(|t| polls_per_vtgate(t.value.x)),
+        "polls_per_s_fleet": a.map(|t| polls_per_vtgate(t.value.x) * q.vtgates as f64),
+        "closed_form_refresh_s": q.gate.as_secs_f64(),
+    })
+}

@@ -1,0 +1,381 @@
+//! The advise engine: its stated error by simulation on known Bernoulli and normal cases
+//! (against naive peeking), answers on known cases, common random numbers, the rollout
+//! preset against the uniform-phase closed form, the `--json` schema and the bounds (exit 2).
+
+mod common;
+
+use common::{root, stderr, vtsim_within};
+use vtsim::advise::rollout::{today, Today};
+use vtsim::advise::{
+    looks, search, Ask, Decision, Direction, KnobKind, KnobValue, Sample, Search, Want,
+};
+use vtsim::model::rollout::RolloutParams;
+use vtsim::model::{MetricKind, WorldSpec};
+use vtsim::sim::rng::{replicate_seed, standard_normal, stream, uniform01};
+use vtsim::sim::SimDuration;
+use vtsim::stats::{wilson, z_critical};
+
+fn spec(c: usize, kind: MetricKind, target: f64, batch: u64, max_runs: u64, seed: u64) -> Search {
+    Search {
+        knob: "k".into(),
+        knob_kind: KnobKind::Integer,
+        candidates: (0..c)
+            .map(|i| KnobValue {
+                label: i.to_string(),
+                x: i as f64,
+                json: (i as i64).into(),
+            })
+            .collect(),
+        metric: "m".into(),
+        metric_kind: kind,
+        target,
+        want: Want::Below,
+        direction: Direction::Min,
+        batch,
+        max_runs,
+        budget: 1_000_000_000,
+        seed,
+        costs: vec![],
+    }
+}
+
+fn bernoulli(p: &[f64], seed: u64) -> impl Fn(usize, u64) -> Sample + Sync + '_ {
+    move |c, r| {
+        let mut g = stream(replicate_seed(seed, r), "bernoulli", c as u32);
+        Sample {
+            metric: if uniform01(&mut g) < p[c] { 1.0 } else { 0.0 },
+            costs: vec![],
+            digest: String::new(),
+        }
+    }
+}
+
+fn normal(mu: &[f64], seed: u64) -> impl Fn(usize, u64) -> Sample + Sync + '_ {
+    move |c, r| {
+        let mut g = stream(replicate_seed(seed, r), "normal", c as u32);
+        Sample {
+            metric: mu[c] + standard_normal(&mut g),
+            costs: vec![],
+            digest: String::new(),
+        }
+    }
+}
+
+/// Naive peeking at the same looks with a plain 95 % interval each time (what the engine's
+/// split pays for): does any candidate of `p` clear?
+fn naive_any_clear(p: &[f64], target: f64, batch: u64, max_runs: u64, seed: u64) -> bool {
+    let f = bernoulli(p, seed);
+    (0..p.len()).any(|c| {
+        let mut events = 0;
+        let mut n = 0;
+        for look in looks(batch, max_runs) {
+            while n < look {
+                events += f(c, n).metric as u64;
+                n += 1;
+            }
+            let (lo, hi) = wilson(events, n);
+            if hi < target {
+                return true;
+            }
+            if lo > target {
+                return false;
+            }
+        }
+        false
+    })
+}
+
+#[test]
+fn the_stated_error_holds_despite_peeking_where_naive_peeking_breaks_it() {
+    // 10 candidates all exactly at the target (the worst case for a wrong "clears"): the
+    // engine's answer is wrong whenever any of them clears. Stated: at most 5 %.
+    let (target, batch, max_runs) = (0.1, 20, 1280);
+    let p = vec![target; 10];
+    let trials = 300;
+    let mut wrong = 0;
+    let mut naive_wrong = 0;
+    for t in 0..trials {
+        let s = spec(10, MetricKind::Indicator, target, batch, max_runs, 1000 + t);
+        let o = search(&s, bernoulli(&p, 1000 + t), &mut |_, _| {});
+        if o.answer().is_some() {
+            wrong += 1;
+        }
+        if naive_any_clear(&p, target, batch, max_runs, 1000 + t) {
+            naive_wrong += 1;
+        }
+    }
+    let (rate, naive) = (
+        wrong as f64 / trials as f64,
+        naive_wrong as f64 / trials as f64,
+    );
+    eprintln!("Bernoulli at the target: engine {wrong}/{trials}, naive {naive_wrong}/{trials}");
+    // Upper 95 % Wilson bound of the engine's error below 5 %; naive peeking well above it.
+    assert!(wilson(wrong, trials).1 < 0.05, "engine error {rate}");
+    assert!(wilson(naive_wrong, trials).0 > 0.05, "naive error {naive}");
+
+    // The normal case (Student t): 10 candidates with mean exactly at the target 0.
+    let mu = vec![0.0; 10];
+    let mut wrong = 0;
+    for t in 0..trials {
+        let s = spec(10, MetricKind::Value, 0.0, 10, 640, 5000 + t);
+        if search(&s, normal(&mu, 5000 + t), &mut |_, _| {})
+            .answer()
+            .is_some()
+        {
+            wrong += 1;
+        }
+    }
+    eprintln!("normal at the target: engine {wrong}/{trials}");
+    assert!(wilson(wrong, trials).1 < 0.05, "normal: {wrong}/{trials}");
+}
+
+#[test]
+fn known_cases_get_their_answer_and_decide_early() {
+    // P = 0.5, 0.2, 0.05, 0.01, 0: the smallest index below 0.02 is 3.
+    let p = [0.5, 0.2, 0.05, 0.01, 0.0];
+    let s = spec(5, MetricKind::Indicator, 0.02, 100, 100_000, 7);
+    let o = search(&s, bernoulli(&p, 7), &mut |_, _| {});
+    let a = o.answer().expect("an answer");
+    assert_eq!(a.index, 3);
+    assert_eq!(o.tested.len(), 4);
+    assert!(o.tested[..3].iter().all(|t| t.decision == Decision::Misses));
+    // The clear far-off candidates are decided at the first look.
+    assert_eq!(o.tested[0].runs, 100);
+    assert_eq!(
+        o.runs,
+        o.tested.iter().map(|t| t.runs).sum::<u64>(),
+        "runs add up"
+    );
+    // Direction max scans from the top: index 4 (P = 0) is the first to clear.
+    let mut s = s;
+    s.direction = Direction::Max;
+    let o = search(&s, bernoulli(&p, 7), &mut |_, _| {});
+    assert_eq!(o.answer().unwrap().index, 4);
+    assert_eq!(o.tested.len(), 1);
+    // Above: the largest mean above 1 among means 0, 0.5, 1.5, 3 scanning from the bottom
+    // (direction min) is index 2.
+    let mu = [0.0, 0.5, 1.5, 3.0];
+    let mut s = spec(4, MetricKind::Value, 1.0, 20, 10_000, 3);
+    s.want = Want::Above;
+    let o = search(&s, normal(&mu, 3), &mut |_, _| {});
+    assert_eq!(o.answer().unwrap().index, 2);
+    // A budget too small to show anything: no answer, said so.
+    s.budget = 200;
+    let o = search(&s, normal(&mu, 3), &mut |_, _| {});
+    assert!(o.answer().is_none());
+    assert_eq!(o.ending, vtsim::advise::Ending::BudgetSpent);
+    assert!(o.runs <= 200);
+}
+
+fn closed_form_world() -> WorldSpec {
+    let s = SimDuration::from_secs;
+    let mut p = RolloutParams::default().zero_delays(s(20));
+    p.operator.restart_primary = false;
+    p.workload.replica_read_rps = 1000.0;
+    p.workload.primary_write_rps = 0.0;
+    WorldSpec::Rollout(p)
+}
+
+#[test]
+fn todays_knob_preset_finds_the_closed_form_answer() {
+    // Uniform phases, no delays: P(exposed per drain) = (T - A)/T, zero for T <= A. With 10
+    // vtgates at T = A + 1 s, P(any vtgate exposed) = 1 - (A/(A+1))^10 (0.28 at A = 30 s),
+    // so the largest safe T on a 1 s grid is A itself.
+    for gate in [30, 20] {
+        let q = Today {
+            gate: SimDuration::from_secs(gate),
+            vtgates: 10,
+            target: 1e-3,
+            range: Some(format!("{}s..{}s", gate - 5, gate + 5)),
+            step: None,
+            batch: None,
+            max_runs: None,
+            budget: None,
+            seed: 1,
+        };
+        let (s, m) = today(&closed_form_world(), &q).unwrap();
+        let o = search(&s, |c, r| m.sample(c, r), &mut |_, _| {});
+        let a = o.answer().expect("an answer");
+        assert_eq!(a.value.x, gate as f64, "gate {gate}");
+        assert_eq!(a.events, 0);
+        let above = o.tested.iter().find(|t| t.value.x == gate as f64 + 1.0);
+        assert_eq!(above.map(|t| t.decision), Some(Decision::Misses));
+        // The measured cost is about vtgates / T polls per second (counted over the rollout).
+        let want = 10.0 / gate as f64;
+        assert!(
+            (a.costs[0] / want - 1.0).abs() < 0.02,
+            "{} vs {want}",
+            a.costs[0]
+        );
+    }
+}
+
+#[test]
+fn candidates_share_their_seeds() {
+    // Common random numbers: the burst merge gap changes no failed read, so with the same
+    // seeds every candidate sees exactly the same any_error outcomes.
+    let w = vtsim::experiment::files::builtin_model("rollout-default").world;
+    let ask = Ask {
+        knob: "workload.burst_merge_gap".into(),
+        metric: "any_error".into(),
+        target: 0.5,
+        want: Want::Below,
+        direction: Direction::Min,
+        range: Some("1s..3s".into()),
+        step: Some("1s".into()),
+        batch: Some(50),
+        max_runs: Some(50),
+        budget: None,
+        seed: 9,
+        costs: vec!["bursts".into()],
+    };
+    let (s, m) = vtsim::advise::prepare(&w, &ask).unwrap();
+    let mut s = s;
+    s.target = 0.0001; // nothing clears: every candidate is tested
+    s.metric_kind = MetricKind::Value;
+    let o = search(&s, |c, r| m.sample(c, r), &mut |_, _| {});
+    assert_eq!(o.tested.len(), 3);
+    let e = o.tested[0].estimate;
+    assert!(e > 0.5 && e < 1.0, "{e}");
+    assert!(o.tested.iter().all(|t| t.estimate == e));
+    assert!(o.tested.iter().all(|t| t.digest0.len() == 64));
+    // A merge gap of 3 s merges at least as many bursts as 1 s.
+    assert!(o.tested[2].costs[0] <= o.tested[0].costs[0]);
+}
+
+#[test]
+fn the_json_document_has_its_schema() {
+    let out = vtsim_within(
+        &root(),
+        &[
+            "advise",
+            "--gate",
+            "30s",
+            "--vtgates",
+            "10",
+            "--range",
+            "36s..39s",
+            "--target",
+            "0.2",
+            "--json",
+        ],
+        &[],
+        120,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(v["schema"], "vtsim.advise");
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["knob"]["path"], "vtgate.tablet_refresh_interval");
+    assert_eq!(v["knob"]["unit"], "s");
+    assert_eq!(v["metric"]["kind"], "indicator");
+    assert_eq!(v["direction"], "max");
+    assert_eq!(v["test"]["interval"], "wilson");
+    assert!(v["seed"].as_str().unwrap().starts_with("0x"));
+    let a = &v["answer"];
+    let runs = a["runs"].as_u64().unwrap();
+    let p = a["estimate"].as_f64().unwrap();
+    let (lo, hi) = (
+        a["ci95"][0].as_f64().unwrap(),
+        a["ci95"][1].as_f64().unwrap(),
+    );
+    assert!(lo <= p && p <= hi && hi < 0.2, "{a}");
+    assert_eq!(a["events"].as_u64().unwrap() as f64 / runs as f64, p);
+    let x = a["x"].as_f64().unwrap();
+    assert!((36.0..=39.0).contains(&x));
+    let per = v["preset"]["polls_per_s_per_vtgate"].as_f64().unwrap();
+    assert!((per - 1.0 / x).abs() < 1e-12);
+    assert_eq!(
+        v["preset"]["polls_per_s_fleet"].as_f64().unwrap(),
+        per * 10.0
+    );
+    // Progress went to stderr, one line per tested candidate.
+    let tested = v["tested"].as_array().unwrap().len();
+    assert_eq!(stderr(&out).matches(" runs so far").count(), tested);
+    let _ = z_critical();
+}
+
+#[test]
+fn bounds_are_refused_with_exit_2_naming_the_flag() {
+    let knob = |extra: &[&'static str]| {
+        let mut v = vec![
+            "advise",
+            "--knob",
+            "vtgate.tablet_refresh_interval",
+            "--metric",
+            "any_error",
+            "--target",
+            "0.01",
+        ];
+        v.extend_from_slice(extra);
+        v
+    };
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (knob(&["--budget", "0"]), "--budget 0"),
+        (knob(&["--budget", "2000000000"]), "at most 1e9"),
+        (knob(&["--max-runs", "20000000"]), "--max-runs 20000000"),
+        (knob(&["--batch", "0"]), "--batch must be at least 1"),
+        (
+            knob(&["--range", "1s..2000s", "--step", "1s"]),
+            "is 2000 candidates; at most 1000: use a --step of at least 2002ms",
+        ),
+        (knob(&["--range", "9s..1s"]), "A is above B"),
+        (knob(&["--max-runs", "100"]), "raise --max-runs to at least"),
+        (
+            vec![
+                "advise",
+                "--knob",
+                "vtgate.nope",
+                "--metric",
+                "any_error",
+                "--target",
+                "0.1",
+            ],
+            "no parameter `vtgate.nope`",
+        ),
+        (
+            vec![
+                "advise", "--knob", "vtgates", "--metric", "nope", "--target", "0.1",
+            ],
+            "--metric nope",
+        ),
+        (vec!["advise", "--gate", "30s"], "--gate needs --vtgates"),
+        (
+            vec!["advise", "--vtgates", "10"],
+            "advise needs one of --knob",
+        ),
+        (
+            vec![
+                "advise",
+                "--gate",
+                "30s",
+                "--vtgates",
+                "10",
+                "--target",
+                "1e-12",
+            ],
+            "--target 1e-12",
+        ),
+        (
+            vec![
+                "advise",
+                "--gate",
+                "30s",
+                "--refresh-interval",
+                "1m",
+                "--vtgates",
+                "10",
+            ],
+            "only one of",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = vtsim_within(&root(), &args, &[], 60);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(want),
+            "{args:?}: `{want}` not in {}",
+            stderr(&o)
+        );
+    }
+}
