@@ -15,7 +15,8 @@ use crate::experiment::plan::Plan;
 use crate::io::csv::{Record, Records};
 use crate::io::write;
 use crate::model::MetricKind;
-use crate::stats::{summarize, wilson, Summary};
+use crate::sketch::QuantileSketch;
+use crate::stats::{summarize, t_critical, wilson, Summary};
 use anyhow::{anyhow, bail, Result};
 use std::path::Path;
 
@@ -32,18 +33,84 @@ pub struct PointStats {
     pub wilson: Vec<Option<(f64, f64)>>,
 }
 
-fn close_point(plan: &Plan, index: usize, values: &[Vec<f64>]) -> PointStats {
+/// One kept metric's replicate values at the current point, held in memory that does not grow
+/// with the replicates: up to [`QuantileSketch`]'s exact limit (1024 by default) the values
+/// themselves (so the summary is exactly [`summarize`]'s, bit for bit, as before the sketch),
+/// and past it a running sum in job order (the same fold as `summarize`'s mean, so the mean is
+/// bit-identical), Welford's running variance (the sd may differ from the two-pass sd in the
+/// last bits), the count of ones for the Wilson interval, and the sketch for the quantiles
+/// (within the sketch's relative error α = 1e-3 of the exact nearest-rank values; the maximum
+/// is exact).
+struct MetricAcc {
+    sketch: QuantileSketch,
+    sum: f64,
+    ones: u64,
+    /// Welford's running mean and sum of squared deviations.
+    w_mean: f64,
+    w_m2: f64,
+}
+
+impl MetricAcc {
+    fn new() -> Self {
+        MetricAcc {
+            sketch: QuantileSketch::default(),
+            // -0.0 is the identity of f64 addition, as `Iterator::sum` starts from it.
+            sum: -0.0,
+            ones: 0,
+            w_mean: 0.0,
+            w_m2: 0.0,
+        }
+    }
+
+    fn add(&mut self, x: f64) {
+        self.sketch.add(x);
+        self.sum += x;
+        self.ones += u64::from(x >= 0.5);
+        let n = self.sketch.count() as f64;
+        let d = x - self.w_mean;
+        self.w_mean += d / n;
+        self.w_m2 += d * (x - self.w_mean);
+    }
+
+    fn summary(&self) -> Summary {
+        if let Some(v) = self.sketch.exact_values() {
+            return summarize(v);
+        }
+        let n = self.sketch.count();
+        let mean = self.sum / n as f64;
+        let sd = (self.w_m2 / (n - 1) as f64).sqrt();
+        let half = t_critical(n - 1) * sd / (n as f64).sqrt();
+        Summary {
+            n,
+            mean,
+            sd,
+            ci_lo: mean - half,
+            ci_hi: mean + half,
+            p50: self.sketch.quantile(0.50),
+            p90: self.sketch.quantile(0.90),
+            p99: self.sketch.quantile(0.99),
+            max: self.sketch.max(),
+        }
+    }
+
+    fn wilson(&self) -> (f64, f64) {
+        match self.sketch.exact_values() {
+            Some(v) => wilson(
+                v.iter().filter(|x| **x >= 0.5).count() as u64,
+                v.len() as u64,
+            ),
+            None => wilson(self.ones, self.sketch.count()),
+        }
+    }
+}
+
+fn close_point(plan: &Plan, index: usize, values: &[MetricAcc]) -> PointStats {
     let defs = plan.kept_defs();
-    let summaries: Vec<Summary> = values.iter().map(|v| summarize(v)).collect();
+    let summaries: Vec<Summary> = values.iter().map(MetricAcc::summary).collect();
     let wilson = defs
         .iter()
         .zip(values)
-        .map(|(d, v)| {
-            (d.kind == MetricKind::Indicator).then(|| {
-                let k = v.iter().filter(|x| **x >= 0.5).count() as u64;
-                wilson(k, v.len() as u64)
-            })
-        })
+        .map(|(d, v)| (d.kind == MetricKind::Indicator).then(|| v.wilson()))
         .collect();
     PointStats {
         index,
@@ -118,7 +185,8 @@ pub fn finalize(plan: &Plan, dir: &Path) -> Result<()> {
     let reps = plan.replicates();
     let nk = plan.keep.len();
     let mut points: Vec<PointStats> = Vec::with_capacity(plan.points.len());
-    let mut values: Vec<Vec<f64>> = vec![Vec::new(); nk];
+    let fresh = || (0..nk).map(|_| MetricAcc::new()).collect::<Vec<_>>();
+    let mut values: Vec<MetricAcc> = fresh();
     let mut digest = blake3::Hasher::new();
     // The rows' digests, hashed 64 KiB at a time: the same bytes as row by row (so the same
     // runs digest), without BLAKE3's per-call cost on 65-byte updates.
@@ -137,7 +205,7 @@ pub fn finalize(plan: &Plan, dir: &Path) -> Result<()> {
             .check(&bytes, j)
             .map_err(|m| anyhow!("{}: row {} (line {line}): {m}", runs.display(), j + 1))?;
         for (v, x) in values.iter_mut().zip(row.metrics) {
-            v.push(x);
+            v.add(x);
         }
         events_total = events_total
             .checked_add(row.events)
@@ -150,7 +218,7 @@ pub fn finalize(plan: &Plan, dir: &Path) -> Result<()> {
         }
         if j % reps == reps - 1 {
             points.push(close_point(plan, (j / reps) as usize, &values));
-            values.iter_mut().for_each(|v| v.clear());
+            values = fresh();
         }
     }
     if !matches!(rec.next_record()?, Record::End) {
