@@ -118,16 +118,7 @@ pub fn run(
     let stem = out.with_extension("");
     let txt = PathBuf::from(format!("{}.fit.txt", stem.display()));
     let csvp = PathBuf::from(format!("{}.fit.csv", stem.display()));
-    let mut written = vec![];
-    for (p, body) in [
-        (out.to_path_buf(), text),
-        (txt, report_text.clone()),
-        (csvp, csv),
-    ] {
-        crate::io::write_atomic(&p, body.as_bytes())
-            .map_err(|e| FitError::Output(e.to_string()))?;
-        written.push(p);
-    }
+    // The chart first: a chart that cannot be drawn leaves no model or report behind.
     let dir = out
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -138,6 +129,18 @@ pub fn run(
     );
     crate::chart::draw_files(&report::chart(&fitted), dir, &chart_stem)
         .map_err(|e| FitError::Output(format!("drawing the fit chart: {e:#}")))?;
-    written.push(dir.join(format!("{chart_stem}.png")));
+    let mut written = vec![];
+    for (p, body) in [
+        (out.to_path_buf(), text),
+        (txt, report_text.clone()),
+        (csvp, csv),
+    ] {
+        crate::io::write_atomic(&p, body.as_bytes())
+            .map_err(|e| FitError::Output(e.to_string()))?;
+        written.push(p);
+    }
+    for ext in ["png", "svg"] {
+        written.push(PathBuf::from(format!("{}.fit.{ext}", stem.display())));
+    }
     Ok((report_text, written))
 }
