@@ -29,6 +29,22 @@ impl<E> Entry<E> {
     }
 }
 
+/// Put `item` at hole `i` of the heap `h`, moving it up while its parent is later: the shared
+/// last step of `push` and of `pop`'s bottom-up descent.
+#[inline(always)]
+fn sift_up<E: Copy>(h: &mut [Entry<E>], mut i: usize, item: Entry<E>) {
+    let key = item.key();
+    while i > 0 {
+        let p = (i - 1) / 2;
+        if h[p].key() < key {
+            break;
+        }
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = item;
+}
+
 /// A min-priority queue of events keyed by `(time, seq)`; ties pop FIFO.
 pub struct EventQueue<E> {
     heap: Vec<Entry<E>>,
@@ -79,19 +95,10 @@ impl<E: Copy> EventQueue<E> {
             event,
         };
         self.seq += 1;
-        let mut i = self.heap.len();
+        let i = self.heap.len();
         self.heap.push(item);
         let h = &mut self.heap[..];
-        let key = item.key();
-        while i > 0 {
-            let p = (i - 1) / 2;
-            if h[p].key() < key {
-                break;
-            }
-            h[i] = h[p];
-            i = p;
-        }
-        h[i] = item;
+        sift_up(h, i, item);
     }
 
     /// Remove and return the earliest event (FIFO among equal times).
@@ -121,16 +128,7 @@ impl<E: Copy> EventQueue<E> {
             }
         }
         // The last entry fills it, rising while its parent is later.
-        let key = last.key();
-        while i > 0 {
-            let p = (i - 1) / 2;
-            if h[p].key() < key {
-                break;
-            }
-            h[i] = h[p];
-            i = p;
-        }
-        h[i] = last;
+        sift_up(h, i, last);
         Some((SimTime(top.time), top.event))
     }
 
