@@ -153,22 +153,38 @@ impl PoolWorld {
         self.drain_pending(now, s);
     }
 
+    /// Run operation `op` (asked for the lock at `asked`) as the lock's owner: its critical
+    /// section, then its hold. With a positive hold the release is scheduled and `None` is
+    /// returned (the owner keeps the lock); a zero hold returns what to do after unlocking.
+    fn hold_or_go_on(
+        &mut self,
+        now: SimTime,
+        op: MutexOp,
+        asked: SimTime,
+        s: &mut Scheduler<Event>,
+    ) -> Option<AfterUnlock> {
+        self.m.mutex_wait.add(now.0 - asked.0);
+        self.note_depth(now);
+        let (nodes, extra, after) = self.critical_section(now, op);
+        self.note_depth_after(now);
+        let hold = self
+            .base_ns
+            .saturating_add(self.per_node_ns.saturating_mul(nodes as u64))
+            .saturating_add(extra);
+        if hold > 0 {
+            self.m.mutex_busy_ns += hold.min(self.stages_end.0.saturating_sub(now.0));
+            self.mutex.after = Some(after);
+            s.after(SimDuration(hold), Event::MutexRelease);
+            return None;
+        }
+        Some(after)
+    }
+
     fn drain_pending(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         while let Some(g) = self.mutex.pending.take() {
-            self.m.mutex_wait.add(now.0 - g.asked.0);
-            self.note_depth(now);
-            let (nodes, extra, after) = self.critical_section(now, g.op);
-            self.note_depth_after(now);
-            let hold = self
-                .base_ns
-                .saturating_add(self.per_node_ns.saturating_mul(nodes as u64))
-                .saturating_add(extra);
-            if hold > 0 {
-                self.m.mutex_busy_ns += hold.min(self.stages_end.0.saturating_sub(now.0));
-                self.mutex.after = Some(after);
-                s.after(SimDuration(hold), Event::MutexRelease);
+            let Some(after) = self.hold_or_go_on(now, g.op, g.asked, s) else {
                 return;
-            }
+            };
             self.go_unlock_then(now, after, s);
         }
     }
@@ -177,20 +193,9 @@ impl PoolWorld {
     pub(super) fn drive_mutex(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         self.mutex.held = true;
         while let Some((op, asked)) = self.mutex.queue.pop_front() {
-            self.m.mutex_wait.add(now.0 - asked.0);
-            self.note_depth(now);
-            let (nodes, extra, after) = self.critical_section(now, op);
-            self.note_depth_after(now);
-            let hold = self
-                .base_ns
-                .saturating_add(self.per_node_ns.saturating_mul(nodes as u64))
-                .saturating_add(extra);
-            if hold > 0 {
-                self.m.mutex_busy_ns += hold.min(self.stages_end.0.saturating_sub(now.0));
-                self.mutex.after = Some(after);
-                s.after(SimDuration(hold), Event::MutexRelease);
+            let Some(after) = self.hold_or_go_on(now, op, asked, s) else {
                 return;
-            }
+            };
             self.after_unlock(now, after, 0, s);
         }
         self.mutex.held = false;
