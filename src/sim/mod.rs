@@ -7,11 +7,13 @@
 //! event, every draw a world records ([`Scheduler::draw`], [`Draws`]) and the run's final metrics
 //! ([`Simulation::close_with_metrics`]).
 
+pub mod nest;
 pub mod queue;
 pub mod rng;
 pub mod time;
 pub mod trace;
 
+pub use nest::Nested;
 pub use queue::EventQueue;
 pub use rng::{stream, SimRng};
 pub use time::{SimDuration, SimTime};

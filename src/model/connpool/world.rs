@@ -135,6 +135,52 @@ pub struct PoolWorld {
 impl PoolWorld {
     /// A primed simulation of `p` with `seed`.
     pub fn simulation(p: &ConnPoolParams, seed: u64, trace: Trace) -> Simulation<PoolWorld> {
+        let (world, closed) = Self::build(p, seed, 0);
+        let mut sim = Simulation::with_trace(world, trace);
+        match closed {
+            None => {
+                if let Some(t) = sim.world.next_arrival(SimTime::ZERO) {
+                    sim.schedule(t, Event::Arrival);
+                }
+            }
+            Some(clients) => {
+                for c in 0..clients {
+                    let d = draw_ns(&sim.world.think, sim.world.rng_clients.get());
+                    sim.schedule(SimTime(d), Event::ClientIssue { client: c });
+                }
+            }
+        }
+        if sim.world.starvation_ns > 0 {
+            // The first tick's lateness: the process is idle at start.
+            let l = match &sim.world.lateness_idle {
+                DurationDist::Fixed { value } => value.as_nanos(),
+                d => {
+                    let d = d.clone();
+                    let l = draw_ns(&d, sim.world.rng_timers.get());
+                    sim.draw(&crate::sim::TraceRecord {
+                        component: "timer",
+                        index: 0,
+                        kind: "lateness",
+                        a: l,
+                        b: 0,
+                    });
+                    sim.world.m.timer_lateness.add(l);
+                    l
+                }
+            };
+            sim.world.tick_base = SimTime(sim.world.starvation_ns);
+            sim.schedule(
+                SimTime(sim.world.starvation_ns.saturating_add(l)),
+                Event::StarvationTick,
+            );
+        }
+        sim
+    }
+
+    /// The pool world of `p` before its first event: streams at component index `index`
+    /// (`connpool.arrivals`, `index`, ...), the prefilled connections; and the closed-loop
+    /// client count, if any.
+    fn build(p: &ConnPoolParams, seed: u64, index: u32) -> (PoolWorld, Option<u32>) {
         let w = &p.workload;
         let stages = p.stages();
         let mut t = SimTime::ZERO;
@@ -196,13 +242,13 @@ impl PoolWorld {
             ),
             settings: Mix::new(&w.settings, (0..nsettings as u8).collect()),
             think,
-            rng_arrivals: stream(seed, "connpool.arrivals", 0),
-            rng_requests: stream(seed, "connpool.requests", 0),
-            rng_dial: LazyRng::new(seed, "connpool.dial", 0),
-            rng_mysql: LazyRng::new(seed, "connpool.mysql", 0),
-            rng_sched: LazyRng::new(seed, "connpool.scheduler", 0),
-            rng_clients: LazyRng::new(seed, "connpool.clients", 0),
-            rng_timers: LazyRng::new(seed, "connpool.timers", 0),
+            rng_arrivals: stream(seed, "connpool.arrivals", index),
+            rng_requests: stream(seed, "connpool.requests", index),
+            rng_dial: LazyRng::new(seed, "connpool.dial", index),
+            rng_mysql: LazyRng::new(seed, "connpool.mysql", index),
+            rng_sched: LazyRng::new(seed, "connpool.scheduler", index),
+            rng_clients: LazyRng::new(seed, "connpool.clients", index),
+            rng_timers: LazyRng::new(seed, "connpool.timers", index),
             conns: Vec::with_capacity(p.pool.capacity as usize),
             free_conns: Vec::new(),
             clean: Vec::with_capacity(p.pool.capacity as usize),
@@ -246,45 +292,62 @@ impl PoolWorld {
             world.clean.push(c);
             world.m.conns_opened += 1;
         }
-        let mut sim = Simulation::with_trace(world, trace);
-        match closed {
-            None => {
-                if let Some(t) = sim.world.next_arrival(SimTime::ZERO) {
-                    sim.schedule(t, Event::Arrival);
-                }
-            }
-            Some(clients) => {
-                for c in 0..clients {
-                    let d = draw_ns(&sim.world.think, sim.world.rng_clients.get());
-                    sim.schedule(SimTime(d), Event::ClientIssue { client: c });
-                }
-            }
+        (world, closed)
+    }
+
+    /// A pool with no arrivals of its own, for a host world that hands it one request at a
+    /// time ([`Self::admit`]; the fleet model, one pool per vttablet process). Its streams are
+    /// those of a standalone pool at component index `index`; `p.workload` gives the deadline
+    /// mix, the settings and the service time (its arrivals, `load_scale` and `drain` are not
+    /// used). Nothing happens until [`Self::start`].
+    pub fn embedded(p: &ConnPoolParams, seed: u64, index: u32) -> PoolWorld {
+        let (mut w, _) = Self::build(p, seed, index);
+        w.stage_ends = vec![SimTime::MAX];
+        w.stage_rates = vec![0.0];
+        w.requests_left = u64::MAX;
+        w.closed_end = SimTime::MAX;
+        w.stages_end = SimTime::MAX;
+        // The host keeps its own timeline: one bucket, the rest spills.
+        w.timeline = Timeline::new(SimTime(1));
+        w
+    }
+
+    /// An embedded pool opens at `now`: its starvation worker's first tick (the process is
+    /// idle), as a standalone pool's at time zero.
+    pub fn start(&mut self, s: &mut Scheduler<Event>) {
+        if self.starvation_ns == 0 {
+            return;
         }
-        if sim.world.starvation_ns > 0 {
-            // The first tick's lateness: the process is idle at start.
-            let l = match &sim.world.lateness_idle {
-                DurationDist::Fixed { value } => value.as_nanos(),
-                d => {
-                    let d = d.clone();
-                    let l = draw_ns(&d, sim.world.rng_timers.get());
-                    sim.draw(&crate::sim::TraceRecord {
-                        component: "timer",
-                        index: 0,
-                        kind: "lateness",
-                        a: l,
-                        b: 0,
-                    });
-                    sim.world.m.timer_lateness.add(l);
-                    l
-                }
-            };
-            sim.world.tick_base = SimTime(sim.world.starvation_ns);
-            sim.schedule(
-                SimTime(sim.world.starvation_ns.saturating_add(l)),
-                Event::StarvationTick,
-            );
-        }
-        sim
+        let l = match &self.lateness_idle {
+            DurationDist::Fixed { value } => value.as_nanos(),
+            d => {
+                let d = d.clone();
+                let l = draw_ns(&d, self.rng_timers.get());
+                s.draw(&crate::sim::TraceRecord {
+                    component: "timer",
+                    index: 0,
+                    kind: "lateness",
+                    a: l,
+                    b: 0,
+                });
+                self.m.timer_lateness.add(l);
+                l
+            }
+        };
+        self.tick_base = SimTime(s.now().0.saturating_add(self.starvation_ns));
+        s.at(SimTime(self.tick_base.0.saturating_add(l)), Event::StarvationTick);
+    }
+
+    /// One request arrives at an embedded pool now (`Get` is called).
+    pub fn admit(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        self.new_request(now, NONE, s);
+    }
+
+    /// (requests arrived, completed before their deadline, in flight): what a host reads
+    /// around each call to learn the outcomes (failed = arrived - completed - in flight).
+    #[inline]
+    pub fn outcome_counts(&self) -> (u64, u64, u64) {
+        (self.m.requests, self.m.completed, self.in_flight)
     }
 
     /// Variant simulated.
