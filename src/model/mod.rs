@@ -92,6 +92,8 @@ models! {
     ConnPool => connpool::ConnPool,
     /// ProxySQL reader routing when replicas die (`docs/proxysql.md`).
     Proxysql => proxysql::Proxysql,
+    /// A rolling restart whose drained reads land on the survivors' pools (`docs/fleet.md`).
+    Fleet => fleet::Fleet,
 }
 
 pub use output::RunOutput;

@@ -1,0 +1,352 @@
+//! The fleet world: the rollout model's world, one connpool pool per vttablet process, and
+//! the replica reads routed between them as vtgate's tablet gateway does.
+//!
+//! Composition (`crate::sim::nest`): the rollout world and every pool run their own
+//! `handle` on a [`Nested`] scheduler of their own event type; the fleet wraps what they
+//! schedule ([`Event::Rollout`], [`Event::Pool`]). The fleet only *reads* the rollout's
+//! state (each vtgate's view of each tablet, each tablet's state) to route a read, and reacts
+//! after a rollout event: `Drain` starts the drained process's shutdown grace, `Down` closes
+//! its pool, `Serve` opens the new process's pool.
+
+use super::event::Event;
+use super::params::FleetParams;
+use crate::model::connpool::{ConnPoolParams, Event as PoolEvent, PoolWorld};
+use crate::model::rollout::event::Event as RolloutEvent;
+use crate::model::rollout::RolloutWorld;
+use crate::sim::rng::{below, cached_stream, exponential};
+use crate::sim::{Nested, Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, TraceRecord, World};
+
+/// The pool of one vttablet process.
+pub struct Slot {
+    /// The pool.
+    pub(crate) w: PoolWorld,
+    /// Its tablet.
+    pub(crate) tablet: u16,
+    /// From this time on (SIGTERM + `shutdown_grace_period`) what ends in this pool fails as
+    /// "pool closed" (queries killed, pool closed); `SimTime::MAX` while it serves.
+    pub(crate) closes_at: SimTime,
+    /// The pod is gone: its remaining events are dropped.
+    pub(crate) dead: bool,
+}
+
+/// Counts of one second of the run (what `timeline.csv` shows).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Second {
+    /// Reads arriving at a vtgate.
+    pub offered: u64,
+    /// Reads completed in this second, served before their deadline.
+    pub good: u64,
+    /// Reads failed with no healthy REPLICA known to their vtgate.
+    pub no_healthy: u64,
+    /// Reads whose every attempt hit a tablet that had stopped serving.
+    pub routed_to_dead: u64,
+    /// Reads that timed out in (or were served after their deadline by) a vttablet pool.
+    pub pool_timeouts: u64,
+    /// Reads that were in a drained tablet's pool when it closed.
+    pub pool_closed: u64,
+}
+
+impl Second {
+    /// Failed reads of this second, all causes.
+    pub fn failed(&self) -> u64 {
+        self.no_healthy + self.routed_to_dead + self.pool_timeouts + self.pool_closed
+    }
+}
+
+/// Run totals.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Totals {
+    /// The totals of the causes (same fields as a second).
+    pub all: Second,
+    /// Reads retried on another tablet after a retryable error.
+    pub retries: u64,
+    /// Reads still in a pool when the run ended (neither good nor failed).
+    pub in_flight_at_end: u64,
+}
+
+/// The whole fleet world.
+pub struct FleetWorld {
+    /// The rollout world (vtgates, topology, health streams, tablets, operator).
+    pub(crate) rollout: RolloutWorld,
+    rollout_sched: Nested<RolloutEvent>,
+    /// Every pool, in creation order: tablet t's first process is pool t.
+    pub(crate) pools: Vec<Slot>,
+    pool_sched: Nested<PoolEvent>,
+    /// The current process's pool of each tablet.
+    pub(crate) tablet_pool: Vec<u32>,
+    /// What each new pool is built from.
+    pool_params: ConnPoolParams,
+    seed: u64,
+    /// Each vtgate's read stream (`fleet.reads`, vtgate).
+    reads_rng: Vec<SimRng>,
+    /// Mean gap between two reads of one vtgate (s; 0: no reads).
+    read_gap_s: f64,
+    retry_count: u32,
+    grace: SimDuration,
+    tail: SimDuration,
+    /// When the rollout and every re-discovery completed (`SimTime::MAX`: not yet).
+    pub(crate) complete_at: SimTime,
+    /// One entry per second.
+    pub(crate) seconds: Vec<Second>,
+    /// Run totals.
+    pub(crate) totals: Totals,
+    /// Scratch: the healthy tablets of one read.
+    healthy: Vec<u16>,
+}
+
+impl FleetWorld {
+    /// A primed simulation of the fleet `p` with `seed`.
+    pub fn simulation(p: &FleetParams, seed: u64, trace: Trace, logs: bool) -> Simulation<FleetWorld> {
+        let rp = p.rollout_params();
+        // The rollout world exactly as the rollout model builds it (same seed, same streams):
+        // its draws are shared, so its exposures are the rollout model's (common random numbers).
+        let (rollout, primed) =
+            RolloutWorld::simulation_with_logs(&rp, seed, Trace::off(), logs).into_parts();
+        let pool_params = p.pool_params();
+        let n = rollout.tablets.len();
+        let pools: Vec<Slot> = (0..n)
+            .map(|t| Slot {
+                w: PoolWorld::embedded(&pool_params, seed, t as u32),
+                tablet: t as u16,
+                closes_at: SimTime::MAX,
+                dead: false,
+            })
+            .collect();
+        let m = p.vtgates as usize;
+        let rps = p.rps_per_vtgate();
+        let world = FleetWorld {
+            rollout,
+            rollout_sched: Nested::new(),
+            pools,
+            pool_sched: Nested::new(),
+            tablet_pool: (0..n as u32).collect(),
+            pool_params,
+            seed,
+            reads_rng: (0..m).map(|g| cached_stream(seed, "fleet.reads", g as u32)).collect(),
+            read_gap_s: if rps > 0.0 { 1.0 / rps } else { 0.0 },
+            retry_count: p.gateway.retry_count,
+            grace: p.vttablet.shutdown_grace_period,
+            tail: p.tail,
+            complete_at: SimTime::MAX,
+            seconds: Vec::with_capacity(600),
+            totals: Totals::default(),
+            healthy: Vec::with_capacity(p.replicas_per_shard as usize + 1),
+        };
+        let mut sim = Simulation::with_trace(world, trace);
+        for (t, e) in primed {
+            sim.schedule(t, Event::Rollout(e));
+        }
+        // Each first pool opens at time zero (its starvation worker), through an event so
+        // that its draws are recorded on this run's trace.
+        for pool in 0..n as u32 {
+            sim.schedule(SimTime::ZERO, Event::Open { pool });
+        }
+        if sim.world.read_gap_s > 0.0 {
+            for g in 0..m {
+                let w = &mut sim.world;
+                let d = exponential(&mut w.reads_rng[g], w.read_gap_s);
+                sim.schedule(
+                    SimTime::ZERO + SimDuration::from_secs_f64(d),
+                    Event::Read { g: g as u16 },
+                );
+            }
+        }
+        sim
+    }
+
+    /// The second `now` falls in, grown on demand.
+    #[inline]
+    fn second(&mut self, now: SimTime) -> &mut Second {
+        let i = (now.0 / 1_000_000_000) as usize;
+        if i >= self.seconds.len() {
+            self.seconds.resize(i + 1, Second::default());
+        }
+        &mut self.seconds[i]
+    }
+
+    /// Learn the outcomes of the last call into pool `pool` from its counters (before: the
+    /// counters before the call).
+    #[inline]
+    fn account(&mut self, now: SimTime, pool: usize, before: (u64, u64, u64)) {
+        let slot = &self.pools[pool];
+        let after = slot.w.outcome_counts();
+        let good = after.1 - before.1;
+        let failed = (after.0 - after.1 - after.2) - (before.0 - before.1 - before.2);
+        if good == 0 && failed == 0 {
+            return;
+        }
+        let closed = now >= slot.closes_at;
+        let sec = self.second(now);
+        if closed {
+            sec.pool_closed += good + failed;
+        } else {
+            sec.good += good;
+            sec.pool_timeouts += failed;
+        }
+        let t = &mut self.totals.all;
+        if closed {
+            t.pool_closed += good + failed;
+        } else {
+            t.good += good;
+            t.pool_timeouts += failed;
+        }
+    }
+
+    /// Run one event of pool `pool`.
+    fn on_pool(&mut self, now: SimTime, pool: u32, ev: PoolEvent, s: &mut Scheduler<Event>) {
+        let i = pool as usize;
+        if self.pools[i].dead {
+            return;
+        }
+        let before = self.pools[i].w.outcome_counts();
+        let w = &mut self.pools[i].w;
+        s.nest(&mut self.pool_sched, |ev| Event::Pool { pool, ev }, |n| w.handle(now, ev, n));
+        self.account(now, i, before);
+    }
+
+    /// A rollout event, then what it means for the pools.
+    fn on_rollout(&mut self, now: SimTime, e: RolloutEvent, s: &mut Scheduler<Event>) {
+        let rw = &mut self.rollout;
+        s.nest(&mut self.rollout_sched, Event::Rollout, |n| rw.handle(now, e, n));
+        match e {
+            RolloutEvent::Drain { tablet } => {
+                // SIGTERM: new queries are refused (the rollout's tablet stops serving); the
+                // ones in flight have the grace period.
+                let p = self.tablet_pool[tablet as usize] as usize;
+                self.pools[p].closes_at = now + self.grace;
+            }
+            RolloutEvent::Down { tablet } => {
+                // The pod is gone: whatever is still in its pool fails.
+                let p = self.tablet_pool[tablet as usize] as usize;
+                let slot = &mut self.pools[p];
+                if !slot.dead {
+                    slot.dead = true;
+                    let left = slot.w.in_flight();
+                    self.second(now).pool_closed += left;
+                    self.totals.all.pool_closed += left;
+                }
+            }
+            RolloutEvent::Serve { tablet } => {
+                // The new process serves with a new, empty pool.
+                let pool = self.pools.len() as u32;
+                let mut w = PoolWorld::embedded(&self.pool_params, self.seed, pool);
+                s.nest(&mut self.pool_sched, |ev| Event::Pool { pool, ev }, |n| w.start(n));
+                self.pools.push(Slot {
+                    w,
+                    tablet,
+                    closes_at: SimTime::MAX,
+                    dead: false,
+                });
+                self.tablet_pool[tablet as usize] = pool;
+            }
+            _ => {}
+        }
+        if self.rollout_sched.stopped() && self.complete_at == SimTime::MAX {
+            self.complete_at = now;
+            s.after(self.tail, Event::End);
+        }
+    }
+
+    /// One replica read at vtgate `g`: `withRetry` of vitessio/vitess
+    /// `go/vt/vtgate/tabletgateway.go` (see `docs/fleet.md` "Routing").
+    fn on_read(&mut self, now: SimTime, g: usize, s: &mut Scheduler<Event>) {
+        let gap = exponential(&mut self.reads_rng[g], self.read_gap_s);
+        s.at(now + SimDuration::from_secs_f64(gap), Event::Read { g: g as u16 });
+        self.second(now).offered += 1;
+        self.totals.all.offered += 1;
+        let rw = &self.rollout;
+        let per = rw.per_shard();
+        let shards = rw.shard_ops.len();
+        let shard = if shards == 1 {
+            0
+        } else {
+            below(&mut self.reads_rng[g], shards as u64) as usize
+        };
+        // `GetHealthyTabletStats`: the REPLICAs this vtgate's health checks show serving.
+        self.healthy.clear();
+        for t in shard * per..(shard + 1) * per {
+            let v = &rw.views[rw.vi(g, t)];
+            if v.connected && v.serving && !v.primary {
+                self.healthy.push(t as u16);
+            }
+        }
+        // (outcome: 0 served by a pool, 1 routed to dead, 2 no healthy; tablet + 1 or 0).
+        let (mut outcome, mut tablet, mut attempts) = (2u64, 0u64, 0u64);
+        if !self.healthy.is_empty() {
+            outcome = 1;
+            // Each attempt: a uniform pick among the healthy tablets not tried yet (the
+            // shuffle, then the first valid one); retry only on a retryable error, at once.
+            while attempts <= self.retry_count as u64 && !self.healthy.is_empty() {
+                attempts += 1;
+                let k = if self.healthy.len() == 1 {
+                    0
+                } else {
+                    below(&mut self.reads_rng[g], self.healthy.len() as u64) as usize
+                };
+                let t = self.healthy.swap_remove(k) as usize;
+                let tab = &rw.tablets[t];
+                let v = &rw.views[rw.vi(g, t)];
+                if tab.serving && tab.addr == v.hc_addr {
+                    outcome = 0;
+                    tablet = t as u64 + 1;
+                    break;
+                }
+                // SHUTTING_DOWN / NOT_SERVING (CLUSTER_EVENT) or a gone pod (UNAVAILABLE).
+            }
+        }
+        s.draw(&TraceRecord {
+            component: "fleet",
+            index: g as u32,
+            kind: "route",
+            a: (shard as u64) << 32 | tablet,
+            b: outcome << 8 | attempts,
+        });
+        if attempts > 1 {
+            self.totals.retries += 1;
+        }
+        match outcome {
+            0 => {
+                let pool = self.tablet_pool[tablet as usize - 1];
+                let i = pool as usize;
+                let before = self.pools[i].w.outcome_counts();
+                let w = &mut self.pools[i].w;
+                s.nest(&mut self.pool_sched, |ev| Event::Pool { pool, ev }, |n| w.admit(now, n));
+                self.account(now, i, before);
+            }
+            1 => {
+                self.second(now).routed_to_dead += 1;
+                self.totals.all.routed_to_dead += 1;
+            }
+            _ => {
+                self.second(now).no_healthy += 1;
+                self.totals.all.no_healthy += 1;
+            }
+        }
+    }
+
+    /// The run stopped: count the reads still in a pool.
+    pub(crate) fn finish(&mut self) {
+        self.totals.in_flight_at_end = self
+            .pools
+            .iter()
+            .filter(|p| !p.dead)
+            .map(|p| p.w.in_flight())
+            .sum();
+    }
+}
+
+impl World for FleetWorld {
+    type Event = Event;
+    fn handle(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
+        match ev {
+            Event::Rollout(e) => self.on_rollout(now, e, s),
+            Event::Pool { pool, ev } => self.on_pool(now, pool, ev, s),
+            Event::Read { g } => self.on_read(now, g as usize, s),
+            Event::Open { pool } => {
+                let w = &mut self.pools[pool as usize].w;
+                s.nest(&mut self.pool_sched, |ev| Event::Pool { pool, ev }, |n| w.start(n));
+            }
+            Event::End => s.stop(),
+        }
+    }
+}
