@@ -43,9 +43,12 @@
 //! `fleet.reads` (one stream per vtgate), pool k from the connpool streams at index k.
 //!
 //! Digest: the events (a rollout event's record is the rollout model's, a pool event's the
-//! connpool model's with `b` = the pool), the pools' draw records, and one draw record per
-//! read (`fleet`, vtgate, `route`, shard << 32 | tablet + 1 (0: none), outcome << 8 |
-//! attempts; outcome 0 served by a pool, 1 routed to dead, 2 no healthy tablet).
+//! connpool model's with `b` = the pool), the pools' draw records, and a draw record for a
+//! read whose routing shows only in counters: retried, routed to dead, or failed with no
+//! healthy tablet after a shard pick (`fleet`, vtgate, `route`, shard << 32 | tablet + 1
+//! (0: none), outcome << 8 | attempts; outcome 0 served by a pool, 1 routed to dead, 2 no
+//! healthy tablet). A read served at its first attempt needs none: the pool it reached is in
+//! the records of the pool events it causes (its query's end at least).
 
 pub mod event;
 pub mod metrics;

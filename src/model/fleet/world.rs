@@ -294,13 +294,18 @@ impl FleetWorld {
                 // SHUTTING_DOWN / NOT_SERVING (CLUSTER_EVENT) or a gone pod (UNAVAILABLE).
             }
         }
-        s.draw(&TraceRecord {
-            component: "fleet",
-            index: g as u32,
-            kind: "route",
-            a: (shard as u64) << 32 | tablet,
-            b: outcome << 8 | attempts,
-        });
+        // A read served at its first attempt shows its pick in the pool's events (the pool is
+        // in each record); a retry, a failure, or a shard picked for a failed read only in
+        // counters: a draw record then.
+        if (outcome != 0 || attempts > 1) && (attempts > 0 || shards > 1) {
+            s.draw(&TraceRecord {
+                component: "fleet",
+                index: g as u32,
+                kind: "route",
+                a: (shard as u64) << 32 | tablet,
+                b: outcome << 8 | attempts,
+            });
+        }
         if attempts > 1 {
             self.totals.retries += 1;
         }
