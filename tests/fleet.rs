@@ -219,6 +219,48 @@ fn reads_are_conserved_and_an_overloaded_survivor_times_out() {
     assert_eq!(r.metric("pool_timeouts"), 0.0);
 }
 
+/// Long queries outlive the 3 s shutdown grace of a drained tablet: they fail as "pool
+/// closed" (killed at the grace's end, or still in the pool when the pod is gone), and the
+/// reads are still conserved.
+#[test]
+fn queries_running_past_the_shutdown_grace_fail_as_pool_closed() {
+    let mut p = FleetParams::default();
+    p.pool.capacity = 20;
+    p.reads.service = DurationDist::ShiftedExponential {
+        min: SimDuration::ZERO,
+        mean: SimDuration::from_secs(2),
+    };
+    p.reads.deadline = vec![vtsim::model::connpool::Weighted {
+        weight: 1.0,
+        value: DurationDist::fixed(SimDuration::from_secs(30)),
+    }];
+    p.reads.rate = ReadRate::Load { per_replica: 0.4 };
+    let (mut closed, mut runs) = (0.0, 0);
+    for seed in 1..=3u64 {
+        let r = run_detailed(&p, seed, RunOptions::default());
+        let t = r.totals.all;
+        assert_eq!(
+            t.offered,
+            t.good + t.failed() + r.totals.in_flight_at_end,
+            "seed {seed}"
+        );
+        assert_eq!(t.pool_closed as f64, r.metric("pool_closed_errors"));
+        closed += r.metric("pool_closed_errors");
+        runs += r.metric("any_pool_closed") as u32;
+    }
+    // 8 reads in flight per drained tablet on average, each running 2 s (exponential): about
+    // a quarter outlive the 3 s grace at every drain.
+    assert!(runs == 3 && closed >= 6.0, "{runs} runs, {closed} closed");
+    // With the grace longer than any drain (pod gone after 3-10 s), fewer fail.
+    p.vttablet.shutdown_grace_period = SimDuration::from_secs(60);
+    let mut closed_long = 0.0;
+    for seed in 1..=3u64 {
+        closed_long += run_detailed(&p, seed, RunOptions::default()).metric("pool_closed_errors");
+    }
+    eprintln!("pool closed: {closed} with the 3 s grace, {closed_long} with 60 s (3 rollouts)");
+    assert!(closed_long < closed, "{closed_long} vs {closed}");
+}
+
 /// Bad values exit 2 naming the field; an estimate over the event bound is refused.
 #[test]
 fn bad_fleet_values_exit_2_naming_the_field() {
