@@ -156,7 +156,10 @@ impl RolloutWorld {
         let all = self.p.vtgate.prs_reload == PrsReload::AllVtgates;
         for g in 0..self.m() {
             let v = self.views[self.vi(g, new)];
-            if all || !(v.connected && v.hc_addr == new_addr) {
+            // The trigger needs the demoted primary's PRIMARY -> REPLICA update, so a health
+            // stream to it: its cell must be watched.
+            let knows_new = v.connected && v.hc_addr == new_addr;
+            if (all || !knows_new) && self.watches(g, old) {
                 s.at(
                     seen,
                     Event::ShardReload {
