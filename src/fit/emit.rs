@@ -196,8 +196,27 @@ pub fn emit(p: &RolloutParams, seed: u64, dir: &Path, fmt: LogFormat) -> Result<
 
 /// The files of [`emit`] for a finished run: (file name, contents).
 pub fn render_run(p: &RolloutParams, run: &RolloutRun, fmt: LogFormat) -> Vec<(String, String)> {
-    let c = Cluster::new(p.shards);
+    let c = Cluster::of_model(p);
     let cells = crate::model::rollout::cells::cell_names(p);
+    let shape = crate::model::rollout::cells::Shape::of(p);
+    let watches = |g: usize, t: usize| shape.as_ref().is_none_or(|sh| sh.watches(g, t));
+    // Each vtgate's --cells_to_watch as the flag reads, and the cells NewHealthCheck sets up
+    // (`strings.Split`; the empty flag gives "" and then the local cell).
+    let flags: Vec<(String, Vec<String>)> = (0..p.vtgates as usize)
+        .map(|g| match (&shape, p.cells.is_empty()) {
+            (Some(sh), false) => {
+                let own = sh.vtgate_cell[g] as usize;
+                match &p.cells[own].cells_to_watch {
+                    None => (cells.join(","), cells.clone()),
+                    Some(l) if l.is_empty() => {
+                        (String::new(), vec![String::new(), cells[own].clone()])
+                    }
+                    Some(l) => (l.join(","), l.clone()),
+                }
+            }
+            _ => (c.cell.clone(), vec![c.cell.clone()]),
+        })
+        .collect();
     let per = p.replicas_per_shard as usize + 1;
     let n = p.shards as usize * per;
     let m = p.vtgates as usize;
@@ -222,14 +241,16 @@ pub fn render_run(p: &RolloutParams, run: &RolloutRun, fmt: LogFormat) -> Vec<(S
         push(
             start,
             &LOADING,
-            format!("loading tablets for cells: {}", c.cell),
+            format!("loading tablets for cells: {}", flags[g].0),
         );
-        push(
-            start,
-            &SETTING_UP,
-            format!("Setting up healthcheck for cell: {}", c.cell),
-        );
-        for t in 0..n {
+        for cell in &flags[g].1 {
+            push(
+                start,
+                &SETTING_UP,
+                format!("Setting up healthcheck for cell: {cell}"),
+            );
+        }
+        for t in (0..n).filter(|&t| watches(g, t)) {
             let primary = t % per == 0;
             push(
                 start,
@@ -240,7 +261,7 @@ pub fn render_run(p: &RolloutParams, run: &RolloutRun, fmt: LogFormat) -> Vec<(S
                 ),
             );
         }
-        for t in 0..n {
+        for t in (0..n).filter(|&t| watches(g, t)) {
             let primary = t % per == 0;
             push(
                 start + connect,
@@ -466,7 +487,17 @@ pub fn render_run(p: &RolloutParams, run: &RolloutRun, fmt: LogFormat) -> Vec<(S
             text.push_str(&render(l, fmt));
             text.push('\n');
         }
-        files.push((format!("vtgate-{:0width$}.log", g + 1), text));
+        // With cells, the vtgate's own cell is in its name, as in the operator's pod names
+        // (`<cluster>-<cell>-vtgate-<hash>`): its log does not print it.
+        let name = match &shape {
+            Some(sh) => format!(
+                "vtgate-{:0width$}-{}.log",
+                g + 1,
+                cells[sh.vtgate_cell[g] as usize]
+            ),
+            None => format!("vtgate-{:0width$}.log", g + 1),
+        };
+        files.push((name, text));
     }
     files.push(("events.json".into(), events_json(p, run, &c)));
     files.push(("pods.json".into(), pods_json(p, run, &c)));
@@ -615,7 +646,7 @@ fn pods_json(p: &RolloutParams, run: &RolloutRun, c: &Cluster) -> String {
                 "labels": {
                     "planetscale.com/component": "vttablet",
                     "planetscale.com/cluster": c.cluster,
-                    "planetscale.com/cell": c.cell,
+                    "planetscale.com/cell": c.cell_of(t),
                     "planetscale.com/keyspace": c.keyspace,
                     "planetscale.com/shard": c.shards[t / per].replace('-', "x"),
                     "planetscale.com/tablet-uid": format!("{:010}", c.uid(t)),

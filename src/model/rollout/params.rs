@@ -286,6 +286,13 @@ pub enum ReplicaOrder {
     Random,
     /// Alias order (replica 1, 2, ...): for replays.
     Alias,
+    /// Replay (`vtsim fit` of a multi-cell incident, where the model's tablet order is by
+    /// cell): shard s restarts its replicas in the order `order[s]`, each entry a replica's
+    /// index in the shard (1 ..= `replicas_per_shard`; 0 is the primary).
+    Listed {
+        /// One permutation of 1 ..= `replicas_per_shard` per shard.
+        order: Vec<Vec<u32>>,
+    },
 }
 
 /// PRS candidate choice.
@@ -544,6 +551,36 @@ impl RolloutParams {
                     format!("operator.prs_candidate.positions[{i}]"),
                     "a position < replicas_per_shard",
                 );
+            }
+        }
+        if let ReplicaOrder::Listed { order } = &o.replica_order {
+            if order.len() != self.shards as usize {
+                return fail(
+                    "operator.replica_order.order",
+                    format!(
+                        "one list per shard ({} shards, found {})",
+                        self.shards,
+                        order.len()
+                    ),
+                );
+            }
+            for (s, l) in order.iter().enumerate() {
+                let mut seen = vec![false; self.replicas_per_shard as usize + 1];
+                let ok = l.len() == self.replicas_per_shard as usize
+                    && l.iter().all(|&k| {
+                        k >= 1
+                            && (k as usize) < seen.len()
+                            && !std::mem::replace(&mut seen[k as usize], true)
+                    });
+                if !ok {
+                    return fail(
+                        format!("operator.replica_order.order[{s}]"),
+                        format!(
+                            "a permutation of 1 ..= replicas_per_shard ({})",
+                            self.replicas_per_shard
+                        ),
+                    );
+                }
             }
         }
         o.step_latency
