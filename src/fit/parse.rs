@@ -294,7 +294,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, InputError> {
         return Err(err(
             path,
             0,
-            "a YAML file: VitessCluster input (--cluster) is not supported by this build",
+            "a YAML file: give a VitessCluster with --cluster FILE",
         ));
     }
     if first.starts_with('{') || is_glog(first) {
