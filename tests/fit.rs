@@ -299,3 +299,87 @@ fn round_trip_on_50_seeds_of_the_multicell_model_recovers_cells_and_lags() {
     assert_eq!(f.params.vtgates, 10);
     assert_eq!(f.params.replicas_per_shard, 3);
 }
+
+#[test]
+fn the_shipped_multicell_incident_fits_back_to_its_scenario() {
+    // examples/incident-multicell: logs emitted from scenario.ron (the cluster of
+    // vitesscluster.yaml, seed 7). They are what the scenario emits today, byte for byte.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/incident-multicell");
+    let sc = load_rollout("examples/incident-multicell/scenario.ron");
+    let orig = run_with_logs(&sc, 7, RunOptions::default());
+    let emitted = render_run(&sc, &orig, LogFormat::Glog);
+    let mut shipped = vec![];
+    for (name, text) in &emitted {
+        let on_disk = std::fs::read_to_string(dir.join("logs").join(name))
+            .unwrap_or_else(|e| panic!("logs/{name}: {e}"));
+        assert!(
+            on_disk == *text,
+            "logs/{name} differs from what scenario.ron emits"
+        );
+        shipped.push((name.clone(), on_disk));
+    }
+    let yaml = std::fs::read_to_string(dir.join("vitesscluster.yaml")).unwrap();
+    let cluster = vtsim::fit::cluster::read(&dir.join("vitesscluster.yaml"), &yaml).unwrap();
+    assert_eq!(cluster.params.cells, sc.cells);
+    let opts = FitOptions {
+        refresh_interval: cluster.refresh,
+        ..FitOptions::default()
+    };
+    let f = fit(&inputs(&shipped), &opts).unwrap();
+    assert_eq!(f.params.cells, sc.cells, "{:#?}", f.params.cells);
+    // Phases: each vtgate's first poll, within the glog lines' 1 us.
+    let t = sc.vtgate.tablet_refresh_interval.as_nanos() as i64;
+    let shift = f.t0 - EPOCH;
+    for (g, (off, bounded)) in f.phases.iter().enumerate() {
+        assert!(bounded, "vtgate {g}: phase bounded by a poll");
+        let want = (orig.phases[g].0 as i64 - shift).rem_euclid(t);
+        let d = (want - off).abs();
+        assert!(
+            d.min(t - d) < 1000,
+            "vtgate {g}: phase {off} ns, scenario {want} ns"
+        );
+    }
+    // Restart instants within their stated resolution (plus the 1 us of glog).
+    for r in &orig.restarts {
+        let uid = 101 + r.tablet as u64;
+        let x = f
+            .restarts
+            .iter()
+            .find(|x| x.alias.uid == uid)
+            .expect("restart fitted");
+        for (name, got, want) in [
+            ("drain", x.drain, r.drain_at),
+            ("publish", x.publish, r.publish_at),
+            ("serve", x.serve, r.serving_at),
+        ] {
+            let d = (want.0 as i64 - shift - got.ns).abs();
+            assert!(
+                d <= got.resolution + 1000,
+                "tablet {uid} {name}: off by {d} ns (+/- {})",
+                got.resolution
+            );
+        }
+    }
+    // The fitted model's replay gives exactly the observed discovery instants, hence lags.
+    let rep = run_detailed(&f.params, 1, RunOptions::default());
+    for x in &f.restarts {
+        let k = f
+            .tablets
+            .iter()
+            .position(|a| a.as_ref() == Some(&x.alias))
+            .expect("tablet in the model");
+        let q = rep
+            .restarts
+            .iter()
+            .find(|q| q.tablet as usize == k)
+            .expect("replayed");
+        for (g, obs) in x.discovered.iter().enumerate() {
+            match obs {
+                None => assert_eq!(q.discovered[g], SimTime::MAX, "{} vtgate {g}", x.alias),
+                Some(o) => assert_eq!(q.discovered[g].0 as i64, *o, "{} vtgate {g}", x.alias),
+            }
+        }
+    }
+    // zone3's vtgates (9, 10) never see zone2's replicas, and are the ones exposed longest.
+    assert!(rep.exposures.iter().filter(|e| e.g >= 8).count() >= 4);
+}

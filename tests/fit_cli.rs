@@ -166,12 +166,33 @@ fn a_vitesscluster_yaml_alone_gives_a_model_of_its_shape_and_flags() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let p = read_model(&out);
-    // The cluster of examples/incident-multicell: the shape of models/rollout-multicell.ron
-    // with the 20s refresh interval of spec.extraVitessFlags.
-    let multicell = read_model(&root().join("models/rollout-multicell.ron"));
-    assert_eq!(p.cells, multicell.cells, "{:#?}", p.cells);
-    assert_eq!((p.vtgates, p.shards, p.replicas_per_shard), (10, 2, 3));
-    assert_eq!(p.vtgate.tablet_refresh_interval.as_secs_f64(), 20.0);
+    // The cluster of examples/incident-multicell: zone1 holds the primary only, zone2 and
+    // zone3 one replica each, 4 + 4 + 2 vtgates, zone3 watching zone1 and zone3, and the 45s
+    // refresh interval of spec.extraVitessFlags.
+    let cells: Vec<_> = p
+        .cells
+        .iter()
+        .map(|c| {
+            (
+                c.name.as_str(),
+                c.vtgates,
+                c.replicas,
+                c.primary,
+                c.cells_to_watch.clone(),
+            )
+        })
+        .collect();
+    let watch3 = Some(vec!["zone1".to_string(), "zone3".to_string()]);
+    assert_eq!(
+        cells,
+        [
+            ("zone1", 4, 0, true, None),
+            ("zone2", 4, 1, false, None),
+            ("zone3", 2, 1, false, watch3)
+        ]
+    );
+    assert_eq!((p.vtgates, p.shards, p.replicas_per_shard), (10, 2, 2));
+    assert_eq!(p.vtgate.tablet_refresh_interval.as_secs_f64(), 45.0);
     // Without --out the model is printed, and `vtsim validate` takes it.
     let o = vtsim_within(
         dir.path(),
@@ -215,7 +236,7 @@ fn a_bad_cluster_file_is_refused_with_its_line_and_field() {
         (
             "noreplicas.yaml",
             good.replace("            replicas: 1\n", "            type2: x\n"),
-            vec!["noreplicas.yaml:", "tabletPools[1].replicas", "missing"],
+            vec!["noreplicas.yaml:35:", "tabletPools[0].replicas", "missing"],
         ),
         (
             "broken.yaml",
