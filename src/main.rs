@@ -57,14 +57,20 @@ enum Cmd {
     },
     /// Fit a rollout model to an incident's logs: vtgate logs (glog or JSON, with or without
     /// the kubectl --timestamps prefix), the short form `[t+44s] vtgate-02: replica-A false =>
-    /// true (REPLICA)`, kubectl events and pods JSON; files or folders (docs/fit.md).
+    /// true (REPLICA)`, kubectl events and pods JSON; files or folders (docs/fit.md). With
+    /// --cluster alone: a model of a VitessCluster's shape and vtgate flags.
     Fit {
         /// Input files or folders (each file recognised by its content).
-        #[arg(required = true)]
+        #[arg(required_unless_present = "cluster")]
         paths: Vec<PathBuf>,
-        /// The model file to write (the report goes beside it: .fit.txt, .fit.csv).
+        /// The model file to write (the report goes beside it: .fit.txt, .fit.csv); required
+        /// with log inputs; with --cluster alone, the model is printed when it is not given.
         #[arg(long)]
-        out: PathBuf,
+        out: Option<PathBuf>,
+        /// A VitessCluster YAML (planetscale.com/v2): alone, its cells, vtgates, tablet pools
+        /// and vtgate flags as a model; with logs, its refresh interval for the fit.
+        #[arg(long, value_name = "FILE")]
+        cluster: Option<PathBuf>,
         /// vtgate's --tablet_refresh_interval [default: estimated from the poll spacing].
         #[arg(long, value_name = "D")]
         refresh_interval: Option<String>,
@@ -388,6 +394,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Cmd::Fit {
             paths,
             out,
+            cluster,
             refresh_interval,
             available_timeout,
         } => {
@@ -397,9 +404,41 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 })
                 .transpose()
             };
-            let opts = vtsim::fit::FitOptions {
+            let mut opts = vtsim::fit::FitOptions {
                 refresh_interval: dur("--refresh-interval", refresh_interval)?,
                 available_timeout: dur("--available-timeout", available_timeout)?,
+            };
+            if let Some(file) = &cluster {
+                let (c, text) = match vtsim::fit::cluster_model(file) {
+                    Ok(x) => x,
+                    Err(vtsim::fit::FitError::Input(m)) => return Err(bad(m)),
+                    Err(e) => return Err(anyhow::anyhow!("{e}")),
+                };
+                for w in &c.warnings {
+                    eprintln!("vtsim: assumed: {w}");
+                }
+                if paths.is_empty() {
+                    let target = out.clone().unwrap_or_else(|| PathBuf::from("cluster.ron"));
+                    vtsim::experiment::files::parse_model(&target, &text).map_err(|e| {
+                        anyhow::anyhow!("the cluster's model does not load back: {e}")
+                    })?;
+                    match &out {
+                        Some(p) => {
+                            vtsim::io::write_atomic(p, text.as_bytes())?;
+                            println!("wrote   {}", p.display());
+                        }
+                        None => print!("{text}"),
+                    }
+                    return Ok(ExitCode::SUCCESS);
+                }
+                if opts.refresh_interval.is_none() {
+                    opts.refresh_interval = c.refresh;
+                }
+            }
+            let Some(out) = out else {
+                return Err(bad(
+                    "--out MODEL.ron is required with log inputs".to_string()
+                ));
             };
             match vtsim::fit::run(&paths, &out, &opts) {
                 Ok((report, files)) => {

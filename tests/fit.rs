@@ -154,6 +154,15 @@ fn round_trip(p: &RolloutParams, seed: u64, fmt: LogFormat) -> (i64, i64) {
             "seed {seed}: drain"
         );
         for g in 0..p.vtgates as usize {
+            if r.discovered[g] == SimTime::MAX {
+                // A vtgate that does not watch the tablet's cell (multi-cell models).
+                assert_eq!(
+                    q.discovered[g],
+                    SimTime::MAX,
+                    "seed {seed}: vtgate {g} is blind"
+                );
+                continue;
+            }
             assert_ne!(
                 q.discovered[g],
                 SimTime::MAX,
@@ -245,4 +254,132 @@ fn round_trip_on_10_seeds_of_a_two_shard_model_with_three_replicas() {
         worst = (worst.0.max(d), worst.1.max(e));
     }
     assert!(worst.0 <= 1 && worst.1 <= 1, "{worst:?}");
+}
+
+fn load_rollout(path: &str) -> RolloutParams {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    match vtsim::experiment::load_model_file(&path)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .world
+    {
+        vtsim::model::WorldSpec::Rollout(p) => p,
+        _ => panic!("not a rollout model"),
+    }
+}
+
+#[test]
+fn round_trip_on_50_seeds_of_the_multicell_model_recovers_cells_and_lags() {
+    // Three cells, two shards, zone3's vtgates not watching zone2: the fit reads the cells from
+    // the tablet aliases, each vtgate's cell from its log's name and its watched cells from
+    // its start-up line, and the replay gives the same discoveries and exposures.
+    let p = load_rollout("models/rollout-multicell.ron");
+    let (mut dg, mut eg, mut dj, mut ej) = (0, 0, 0, 0);
+    for seed in 0..50u64 {
+        let s = vtsim::sim::rng::replicate_seed(14, seed);
+        let (d, e) = round_trip(&p, s, LogFormat::Glog);
+        dg = dg.max(d);
+        eg = eg.max(e);
+        if seed % 5 == 0 {
+            let (d, e) = round_trip(&p, s, LogFormat::Json);
+            dj = dj.max(d);
+            ej = ej.max(e);
+        }
+    }
+    eprintln!("multicell glog: discovery {dg} ns, exposure {eg} ns; json: {dj} ns, {ej} ns");
+    assert!(dg < 1000 && eg < 1000, "glog: {dg} ns, {eg} ns");
+    assert!(dj <= 1 && ej <= 1, "json: {dj} ns, {ej} ns");
+    // The shape itself.
+    let orig = run_with_logs(&p, 3, RunOptions::default());
+    let f = fit(
+        &inputs(&render_run(&p, &orig, LogFormat::Json)),
+        &FitOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(f.params.cells, p.cells, "{:#?}", f.params.cells);
+    assert_eq!(f.params.vtgates, 10);
+    assert_eq!(f.params.replicas_per_shard, 3);
+}
+
+#[test]
+fn the_shipped_multicell_incident_fits_back_to_its_scenario() {
+    // examples/incident-multicell: logs emitted from scenario.ron (the cluster of
+    // vitesscluster.yaml, seed 7). They are what the scenario emits today, byte for byte.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/incident-multicell");
+    let sc = load_rollout("examples/incident-multicell/scenario.ron");
+    let orig = run_with_logs(&sc, 7, RunOptions::default());
+    let emitted = render_run(&sc, &orig, LogFormat::Glog);
+    let mut shipped = vec![];
+    for (name, text) in &emitted {
+        let on_disk = std::fs::read_to_string(dir.join("logs").join(name))
+            .unwrap_or_else(|e| panic!("logs/{name}: {e}"));
+        assert!(
+            on_disk == *text,
+            "logs/{name} differs from what scenario.ron emits"
+        );
+        shipped.push((name.clone(), on_disk));
+    }
+    let yaml = std::fs::read_to_string(dir.join("vitesscluster.yaml")).unwrap();
+    let cluster = vtsim::fit::cluster::read(&dir.join("vitesscluster.yaml"), &yaml).unwrap();
+    assert_eq!(cluster.params.cells, sc.cells);
+    let opts = FitOptions {
+        refresh_interval: cluster.refresh,
+        ..FitOptions::default()
+    };
+    let f = fit(&inputs(&shipped), &opts).unwrap();
+    assert_eq!(f.params.cells, sc.cells, "{:#?}", f.params.cells);
+    // Phases: each vtgate's first poll, within the glog lines' 1 us.
+    let t = sc.vtgate.tablet_refresh_interval.as_nanos() as i64;
+    let shift = f.t0 - EPOCH;
+    for (g, (off, bounded)) in f.phases.iter().enumerate() {
+        assert!(bounded, "vtgate {g}: phase bounded by a poll");
+        let want = (orig.phases[g].0 as i64 - shift).rem_euclid(t);
+        let d = (want - off).abs();
+        assert!(
+            d.min(t - d) < 1000,
+            "vtgate {g}: phase {off} ns, scenario {want} ns"
+        );
+    }
+    // Restart instants within their stated resolution (plus the 1 us of glog).
+    for r in &orig.restarts {
+        let uid = 101 + r.tablet as u64;
+        let x = f
+            .restarts
+            .iter()
+            .find(|x| x.alias.uid == uid)
+            .expect("restart fitted");
+        for (name, got, want) in [
+            ("drain", x.drain, r.drain_at),
+            ("publish", x.publish, r.publish_at),
+            ("serve", x.serve, r.serving_at),
+        ] {
+            let d = (want.0 as i64 - shift - got.ns).abs();
+            assert!(
+                d <= got.resolution + 1000,
+                "tablet {uid} {name}: off by {d} ns (+/- {})",
+                got.resolution
+            );
+        }
+    }
+    // The fitted model's replay gives exactly the observed discovery instants, hence lags.
+    let rep = run_detailed(&f.params, 1, RunOptions::default());
+    for x in &f.restarts {
+        let k = f
+            .tablets
+            .iter()
+            .position(|a| a.as_ref() == Some(&x.alias))
+            .expect("tablet in the model");
+        let q = rep
+            .restarts
+            .iter()
+            .find(|q| q.tablet as usize == k)
+            .expect("replayed");
+        for (g, obs) in x.discovered.iter().enumerate() {
+            match obs {
+                None => assert_eq!(q.discovered[g], SimTime::MAX, "{} vtgate {g}", x.alias),
+                Some(o) => assert_eq!(q.discovered[g].0 as i64, *o, "{} vtgate {g}", x.alias),
+            }
+        }
+    }
+    // zone3's vtgates (9, 10) never see zone2's replicas, and are the ones exposed longest.
+    assert!(rep.exposures.iter().filter(|e| e.g >= 8).count() >= 4);
 }

@@ -136,3 +136,135 @@ fn bad_inputs_are_refused_with_the_file_and_line() {
     ));
     assert!(fails.is_empty(), "{}", fails.join("\n"));
 }
+
+fn read_model(path: &Path) -> vtsim::model::rollout::RolloutParams {
+    match vtsim::experiment::load_model_file(path)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .world
+    {
+        vtsim::model::WorldSpec::Rollout(p) => p,
+        _ => panic!("not a rollout model"),
+    }
+}
+
+#[test]
+fn a_vitesscluster_yaml_alone_gives_a_model_of_its_shape_and_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = root().join("examples/incident-multicell/vitesscluster.yaml");
+    let out = dir.path().join("cluster.ron");
+    let o = vtsim_within(
+        dir.path(),
+        &[
+            "fit",
+            "--cluster",
+            yaml.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+        60,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let p = read_model(&out);
+    // The cluster of examples/incident-multicell: zone1 holds the primary only, zone2 and
+    // zone3 one replica each, 4 + 4 + 2 vtgates, zone3 watching zone1 and zone3, and the 45s
+    // refresh interval of spec.extraVitessFlags.
+    let cells: Vec<_> = p
+        .cells
+        .iter()
+        .map(|c| {
+            (
+                c.name.as_str(),
+                c.vtgates,
+                c.replicas,
+                c.primary,
+                c.cells_to_watch.clone(),
+            )
+        })
+        .collect();
+    let watch3 = Some(vec!["zone1".to_string(), "zone3".to_string()]);
+    assert_eq!(
+        cells,
+        [
+            ("zone1", 4, 0, true, None),
+            ("zone2", 4, 1, false, None),
+            ("zone3", 2, 1, false, watch3)
+        ]
+    );
+    assert_eq!((p.vtgates, p.shards, p.replicas_per_shard), (10, 2, 2));
+    assert_eq!(p.vtgate.tablet_refresh_interval.as_secs_f64(), 45.0);
+    // Without --out the model is printed, and `vtsim validate` takes it.
+    let o = vtsim_within(
+        dir.path(),
+        &["fit", "--cluster", yaml.to_str().unwrap()],
+        &[],
+        60,
+    );
+    assert!(o.status.success());
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(printed, std::fs::read_to_string(&out).unwrap());
+    let v = vtsim_within(dir.path(), &["validate", out.to_str().unwrap()], &[], 60);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+}
+
+#[test]
+fn a_bad_cluster_file_is_refused_with_its_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let good =
+        std::fs::read_to_string(root().join("examples/incident-multicell/vitesscluster.yaml"))
+            .unwrap();
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        (
+            "deployment.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n".into(),
+            vec![
+                "deployment.yaml:2:",
+                "`kind`",
+                "VitessCluster expected, found `Deployment`",
+            ],
+        ),
+        (
+            "nocells.yaml",
+            "apiVersion: planetscale.com/v2\nkind: VitessCluster\nspec:\n  keyspaces: []\n".into(),
+            vec!["nocells.yaml:4:", "`spec.cells`", "missing"],
+        ),
+        (
+            "badcell.yaml",
+            good.replace("  - cell: zone3\n", "  - cell: zone9\n"),
+            vec!["badcell.yaml:", "tabletPools[2].cell", "found `zone9`"],
+        ),
+        (
+            "noreplicas.yaml",
+            good.replace("            replicas: 1\n", "            type2: x\n"),
+            vec!["noreplicas.yaml:35:", "tabletPools[0].replicas", "missing"],
+        ),
+        (
+            "broken.yaml",
+            "apiVersion: planetscale.com/v2\nkind: VitessCluster\nspec: [a, b\n".into(),
+            vec!["broken.yaml:", "not valid YAML"],
+        ),
+    ];
+    let mut fails = vec![];
+    for (name, text, want) in cases {
+        let f = dir.path().join(name);
+        std::fs::write(&f, &text).unwrap();
+        let out = dir.path().join("out.ron");
+        let o = vtsim_within(
+            dir.path(),
+            &[
+                "fit",
+                "--cluster",
+                f.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            &[],
+            30,
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        if o.status.code() != Some(2) || !want.iter().all(|w| err.contains(w)) || out.exists() {
+            fails.push(format!("{name}: exit {:?}: {err}", o.status.code()));
+        }
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}

@@ -447,3 +447,174 @@ fn observed_in_order_durations_replay_per_tablet_and_uniform_ones_pick_samples()
     let e = p.check().unwrap_err().to_string();
     assert!(e.contains("tablets.restart.samples"), "{e}");
 }
+
+// ---- Cells and topology outages (docs/rollout.md, "Cells and topology outages") ----
+
+use vtsim::model::rollout::{CellParams, TopoOutage};
+
+fn cell(
+    name: &str,
+    vtgates: u32,
+    replicas: u32,
+    primary: bool,
+    watch: Option<&[&str]>,
+) -> CellParams {
+    CellParams {
+        name: name.into(),
+        vtgates,
+        replicas,
+        primary,
+        cells_to_watch: watch.map(|l| l.iter().map(|s| s.to_string()).collect()),
+    }
+}
+
+#[test]
+fn one_listed_cell_watching_itself_is_the_default_model_bit_for_bit() {
+    // The cell machinery (per-cell poll loop, initial routes from the views) must not move a
+    // single event or draw when the shape is the implicit one.
+    let p = load("models/rollout-default.ron");
+    let mut q = p.clone();
+    q.cells = vec![cell("zone1", 10, 2, true, None)];
+    for k in 0..20 {
+        let s = replicate_seed(31, k);
+        assert_eq!(
+            run(&p, s).output.digest,
+            run(&q, s).output.digest,
+            "replicate {k}"
+        );
+    }
+}
+
+#[test]
+fn a_vtgate_discovers_only_the_cells_it_watches() {
+    let p = load("models/rollout-multicell.ron");
+    p.check().unwrap();
+    // Tablets per shard: primary (zone1), zone1, zone2, zone3 replicas; vtgates 0-3 zone1,
+    // 4-7 zone2, 8-9 zone3 (which do not watch zone2).
+    let per = 4;
+    for k in 0..30 {
+        let r = run(&p, replicate_seed(32, k));
+        assert_eq!(metric(&r, "completed"), 1.0, "replicate {k}");
+        let lags = r.detail.lags_s();
+        assert_eq!(r.detail.restarts.len(), 8);
+        for (i, rec) in r.detail.restarts.iter().enumerate() {
+            let zone2 = rec.tablet as usize % per == 2;
+            for (g, lag) in lags[i].iter().enumerate() {
+                let blind = zone2 && g >= 8;
+                assert_eq!(
+                    lag.is_none(),
+                    blind,
+                    "replicate {k} restart {i} vtgate {g}: {lag:?}"
+                );
+                if let Some(l) = lag {
+                    assert!(*l >= 0.0 && *l <= 60.0 + 1.0, "replicate {k}: lag {l}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn without_a_shared_alias_a_cell_with_no_replica_never_reads() {
+    // zone2 has vtgates but no replica: with other cells routable its reads go to zone1's;
+    // without (plain Vitess, no cells alias) its vtgates have no replica to read from.
+    let mut p = load("models/rollout-default.ron");
+    p.vtgates = 4;
+    p.cells = vec![
+        cell("zone1", 2, 2, true, None),
+        cell("zone2", 2, 0, false, None),
+    ];
+    p.operator.tablet_available_timeout = secs(90.0);
+    p.check().unwrap();
+    let r = run(&p, 7);
+    assert_eq!(metric(&r, "errors"), 0.0);
+    p.vtgate.replica_reads_other_cells = false;
+    let r = run(&p, 7);
+    let exposed: Vec<u16> = r.detail.exposures.iter().map(|x| x.g).collect();
+    assert!(exposed.iter().all(|g| *g >= 2), "{exposed:?}");
+    for g in [2u16, 3] {
+        let x = r
+            .detail
+            .exposures
+            .iter()
+            .find(|x| x.g == g)
+            .expect("exposed");
+        assert_eq!(x.start.0, 0, "vtgate {g} exposed from the start");
+    }
+    assert!(metric(&r, "errors") > 1000.0, "{}", metric(&r, "errors"));
+}
+
+#[test]
+fn a_topology_outage_delays_every_discovery_to_its_end_and_breaks_the_safe_gate() {
+    // A 90 s gate never errs without an outage (timeout_above_the_refresh_interval_never_errs);
+    // with every topology read failing for 3 min from 15 s, no vtgate can see a new address
+    // before the outage ends, so the second replica is drained while many vtgates know none.
+    let mut p = load("models/rollout-default.ron");
+    p.operator.tablet_available_timeout = secs(90.0);
+    p.vtgate.topo_outage = TopoOutage {
+        start: secs(15.0),
+        length: secs(180.0),
+        cells: vec![],
+    };
+    p.check().unwrap();
+    let end = secs(195.0).as_nanos();
+    let n = 100;
+    let mut bad = 0;
+    for k in 0..n {
+        let r = run(&p, replicate_seed(33, k));
+        assert_eq!(metric(&r, "completed"), 1.0);
+        for rec in &r.detail.restarts {
+            if rec.publish_at.0 >= secs(15.0).as_nanos() && rec.serving_at.0 < end {
+                for d in &rec.discovered {
+                    assert!(
+                        d.0 >= end,
+                        "replicate {k}: discovered at {} < outage end",
+                        d.0
+                    );
+                }
+            }
+        }
+        bad += (metric(&r, "any_error") == 1.0) as usize;
+    }
+    assert!(bad > n as usize / 2, "{bad}/{n} rollouts with errors");
+    // The same outage on a cell no vtgate watches changes nothing.
+    p.vtgates = 10;
+    p.cells = vec![
+        cell("zone1", 10, 2, true, Some(&["zone1"])),
+        cell("zone2", 0, 0, false, None),
+    ];
+    p.vtgate.topo_outage.cells = vec!["zone2".into()];
+    p.check().unwrap();
+    for k in 0..20 {
+        assert_eq!(metric(&run(&p, replicate_seed(33, k)), "errors"), 0.0);
+    }
+}
+
+#[test]
+fn cell_and_outage_mistakes_name_the_field() {
+    let base = load("models/rollout-multicell.ron");
+    type Edit = Box<dyn Fn(&mut RolloutParams)>;
+    let cases: Vec<(Edit, &str)> = vec![
+        (Box::new(|p| p.vtgates = 9), "vtgates"),
+        (Box::new(|p| p.replicas_per_shard = 2), "replicas_per_shard"),
+        (Box::new(|p| p.cells[1].primary = true), "cells"),
+        (
+            Box::new(|p| p.cells[2].name = "zone1".into()),
+            "cells[2].name",
+        ),
+        (
+            Box::new(|p| p.cells[2].cells_to_watch = Some(vec!["zone9".into()])),
+            "cells[2].cells_to_watch[0]",
+        ),
+        (
+            Box::new(|p| p.vtgate.topo_outage.cells = vec!["zone1".into(), "nope".into()]),
+            "vtgate.topo_outage.cells[1]",
+        ),
+    ];
+    for (f, field) in cases {
+        let mut p = base.clone();
+        f(&mut p);
+        let e = p.check().expect_err(field);
+        assert_eq!(e.field, field, "{e}");
+    }
+}

@@ -115,6 +115,18 @@ const EXECUTE_ERROR: Site = Site(
     832,
     "vtgate.recordAndAnnotateError",
 );
+const TOPO_ERROR: Site = Site(
+    "discovery/topology_watcher.go",
+    185,
+    191,
+    "discovery.(*TopologyWatcher).loadTablets",
+);
+const TOPO_SHARD_ERROR: Site = Site(
+    "discovery/topology_watcher.go",
+    165,
+    171,
+    "discovery.(*TopologyWatcher).loadTabletsForKeyspaceShard",
+);
 const SKIPPED: Site = Site(
     "logutil/throttled.go",
     82,
@@ -125,7 +137,8 @@ const SKIPPED: Site = Site(
 /// One log line before rendering.
 struct Line {
     t: i64,
-    warn: bool,
+    /// glog's severity letter: `I`, `W` or `E`.
+    level: char,
     site: &'static Site,
     msg: String,
 }
@@ -139,7 +152,7 @@ fn render(l: &Line, fmt: LogFormat) -> String {
             let file = l.site.0.rsplit('/').next().unwrap_or(l.site.0);
             format!(
                 "{}{mo:02}{d:02} {h:02}:{mi:02}:{s:02}.{:06} {:>7} {file}:{}] {}",
-                if l.warn { 'W' } else { 'I' },
+                l.level,
                 ns / 1000,
                 1,
                 l.site.1,
@@ -151,7 +164,11 @@ fn render(l: &Line, fmt: LogFormat) -> String {
             format!(
                 "{{\"time\":\"{}\",\"level\":\"{}\",\"source\":{{\"function\":\"vitess.io/vitess/go/vt/{}\",\"file\":\"vitess.io/vitess/go/vt/{}\",\"line\":{}}},\"msg\":{}}}",
                 rfc3339_nano(unix),
-                if l.warn { "WARN" } else { "INFO" },
+                match l.level {
+                    'E' => "ERROR",
+                    'W' => "WARN",
+                    _ => "INFO",
+                },
                 l.site.3,
                 l.site.0,
                 l.site.2,
@@ -179,7 +196,27 @@ pub fn emit(p: &RolloutParams, seed: u64, dir: &Path, fmt: LogFormat) -> Result<
 
 /// The files of [`emit`] for a finished run: (file name, contents).
 pub fn render_run(p: &RolloutParams, run: &RolloutRun, fmt: LogFormat) -> Vec<(String, String)> {
-    let c = Cluster::new(p.shards);
+    let c = Cluster::of_model(p);
+    let cells = crate::model::rollout::cells::cell_names(p);
+    let shape = crate::model::rollout::cells::Shape::of(p);
+    let watches = |g: usize, t: usize| shape.as_ref().is_none_or(|sh| sh.watches(g, t));
+    // Each vtgate's --cells_to_watch as the flag reads, and the cells NewHealthCheck sets up
+    // (`strings.Split`; the empty flag gives "" and then the local cell).
+    let flags: Vec<(String, Vec<String>)> = (0..p.vtgates as usize)
+        .map(|g| match (&shape, p.cells.is_empty()) {
+            (Some(sh), false) => {
+                let own = sh.vtgate_cell[g] as usize;
+                match &p.cells[own].cells_to_watch {
+                    None => (cells.join(","), cells.clone()),
+                    Some(l) if l.is_empty() => {
+                        (String::new(), vec![String::new(), cells[own].clone()])
+                    }
+                    Some(l) => (l.join(","), l.clone()),
+                }
+            }
+            _ => (c.cell.clone(), vec![c.cell.clone()]),
+        })
+        .collect();
     let per = p.replicas_per_shard as usize + 1;
     let n = p.shards as usize * per;
     let m = p.vtgates as usize;
@@ -196,7 +233,7 @@ pub fn render_run(p: &RolloutParams, run: &RolloutRun, fmt: LogFormat) -> Vec<(S
         let mut push = |t: i64, site: &'static Site, msg: String| {
             log.push(Line {
                 t,
-                warn: false,
+                level: 'I',
                 site,
                 msg,
             })
@@ -204,14 +241,16 @@ pub fn render_run(p: &RolloutParams, run: &RolloutRun, fmt: LogFormat) -> Vec<(S
         push(
             start,
             &LOADING,
-            format!("loading tablets for cells: {}", c.cell),
+            format!("loading tablets for cells: {}", flags[g].0),
         );
-        push(
-            start,
-            &SETTING_UP,
-            format!("Setting up healthcheck for cell: {}", c.cell),
-        );
-        for t in 0..n {
+        for cell in &flags[g].1 {
+            push(
+                start,
+                &SETTING_UP,
+                format!("Setting up healthcheck for cell: {cell}"),
+            );
+        }
+        for t in (0..n).filter(|&t| watches(g, t)) {
             let primary = t % per == 0;
             push(
                 start,
@@ -222,7 +261,7 @@ pub fn render_run(p: &RolloutParams, run: &RolloutRun, fmt: LogFormat) -> Vec<(S
                 ),
             );
         }
-        for t in 0..n {
+        for t in (0..n).filter(|&t| watches(g, t)) {
             let primary = t % per == 0;
             push(
                 start + connect,
@@ -240,7 +279,7 @@ pub fn render_run(p: &RolloutParams, run: &RolloutRun, fmt: LogFormat) -> Vec<(S
         let t_ns = at.0 as i64;
         let info = |site: &'static Site, msg: String| Line {
             t: t_ns,
-            warn: false,
+            level: 'I',
             site,
             msg,
         };
@@ -322,12 +361,37 @@ pub fn render_run(p: &RolloutParams, run: &RolloutRun, fmt: LogFormat) -> Vec<(S
                 let primary = false;
                 logs[g as usize].push(Line {
                     t: t_ns,
-                    warn: true,
+                    level: 'W',
                     site: &STREAM_ERROR,
                     msg: format!(
                         "tablet {} healthcheck stream error: vttablet: rpc error: code = Unavailable desc = error reading from server: EOF",
                         c.record(t, shard_of(t), Some(addr), primary)
                     ),
+                });
+            }
+            Note::TopoError { g, cell, shard } => {
+                // The error text is etcd's `rpctypes.ErrNoLeader` (an etcd that answers but
+                // has no leader); an unreachable etcd blocks the read instead (not modelled).
+                let cell = &cells[cell as usize];
+                let (site, msg) = if shard == NONE {
+                    (
+                        &TOPO_ERROR,
+                        format!("error getting tablets for cell: {cell}: etcdserver: no leader"),
+                    )
+                } else {
+                    (
+                        &TOPO_SHARD_ERROR,
+                        format!(
+                            "error getting tablets for keyspace-shard: {}:{}: etcdserver: no leader",
+                            c.keyspace, c.shards[shard as usize]
+                        ),
+                    )
+                };
+                logs[g as usize].push(Line {
+                    t: t_ns,
+                    level: 'E',
+                    site,
+                    msg,
                 });
             }
             Note::Reload { g, demoted, .. } => {
@@ -364,7 +428,7 @@ pub fn render_run(p: &RolloutParams, run: &RolloutRun, fmt: LogFormat) -> Vec<(S
                 if at < t {
                     logs[g].push(Line {
                         t: at,
-                        warn: false,
+                        level: 'I',
                         site: &SKIPPED,
                         msg: format!("Execute: skipped {skipped} log messages"),
                     });
@@ -386,7 +450,7 @@ pub fn render_run(p: &RolloutParams, run: &RolloutRun, fmt: LogFormat) -> Vec<(S
                 };
                 logs[g].push(Line {
                     t,
-                    warn: false,
+                    level: 'I',
                     site: &EXECUTE_ERROR,
                     msg: format!(
                         "Execute: target: {target}: {err}, request: map[BindVariables:map[] Sql:select * from t]"
@@ -402,7 +466,7 @@ pub fn render_run(p: &RolloutParams, run: &RolloutRun, fmt: LogFormat) -> Vec<(S
         if let Some(at) = pending {
             logs[g].push(Line {
                 t: at,
-                warn: false,
+                level: 'I',
                 site: &SKIPPED,
                 msg: format!("Execute: skipped {skipped} log messages"),
             });
@@ -423,7 +487,17 @@ pub fn render_run(p: &RolloutParams, run: &RolloutRun, fmt: LogFormat) -> Vec<(S
             text.push_str(&render(l, fmt));
             text.push('\n');
         }
-        files.push((format!("vtgate-{:0width$}.log", g + 1), text));
+        // With cells, the vtgate's own cell is in its name, as in the operator's pod names
+        // (`<cluster>-<cell>-vtgate-<hash>`): its log does not print it.
+        let name = match &shape {
+            Some(sh) => format!(
+                "vtgate-{:0width$}-{}.log",
+                g + 1,
+                cells[sh.vtgate_cell[g] as usize]
+            ),
+            None => format!("vtgate-{:0width$}.log", g + 1),
+        };
+        files.push((name, text));
     }
     files.push(("events.json".into(), events_json(p, run, &c)));
     files.push(("pods.json".into(), pods_json(p, run, &c)));
@@ -572,7 +646,7 @@ fn pods_json(p: &RolloutParams, run: &RolloutRun, c: &Cluster) -> String {
                 "labels": {
                     "planetscale.com/component": "vttablet",
                     "planetscale.com/cluster": c.cluster,
-                    "planetscale.com/cell": c.cell,
+                    "planetscale.com/cell": c.cell_of(t),
                     "planetscale.com/keyspace": c.keyspace,
                     "planetscale.com/shard": c.shards[t / per].replace('-', "x"),
                     "planetscale.com/tablet-uid": format!("{:010}", c.uid(t)),

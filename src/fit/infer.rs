@@ -259,7 +259,6 @@ pub fn fit(inputs: &[Input], opts: &FitOptions) -> FitResult<Fit> {
         }
     }
     logs.sort_by(|a, b| a.name.cmp(&b.name));
-    let m = logs.len();
     let res = logs.iter().map(|l| l.resolution).max().unwrap_or(1);
 
     // Tablets: every alias named, its shard, its first host, and the original primaries.
@@ -306,6 +305,16 @@ pub fn fit(inputs: &[Input], opts: &FitOptions) -> FitResult<Fit> {
     }
     let shards: BTreeSet<String> = shard_of.values().cloned().collect();
     let shards: Vec<String> = shards.into_iter().collect();
+    // Cells: the tablets' alias cells and the vtgates' --cells_to_watch; vtgates reordered
+    // cell by cell (the model's vtgate order).
+    let cells = cells_of(&mut logs, &first_seen, &mut warnings);
+    let m = logs.len();
+    let watches = |g: usize, cell: &str| {
+        cells
+            .as_ref()
+            .is_none_or(|c| c.watch[g].iter().any(|x| x == cell))
+    };
+    let reload_cell = |g: usize| cells.as_ref().map(|c| c.reload[g].clone());
 
     // Topology reads per vtgate: poll instants (and reloads, kept apart).
     let mut polls: Vec<Vec<i64>> = vec![];
@@ -320,7 +329,7 @@ pub fn fit(inputs: &[Input], opts: &FitOptions) -> FitResult<Fit> {
         let mut ps: Vec<i64> = l
             .lines
             .iter()
-            .filter(|x| matches!(x.said, Said::Start | Said::Adding(_) | Said::Removing(_)))
+            .filter(|x| matches!(x.said, Said::Start(_) | Said::Adding(_) | Said::Removing(_)))
             .map(|x| x.t)
             .filter(|t| !rl.iter().any(|r| *t >= *r && *t - *r <= 100_000_000))
             .collect();
@@ -631,8 +640,15 @@ pub fn fit(inputs: &[Input], opts: &FitOptions) -> FitResult<Fit> {
         };
         let mut a = drain;
         for g in 0..m {
+            // Only a vtgate watching the tablet's cell could have seen the address.
+            if !watches(g, &r.alias.cell) {
+                continue;
+            }
             if phases[g].1 {
                 a = a.max(grid_before(g, b));
+            }
+            if reload_cell(g).is_some_and(|c| c.as_deref() != Some(r.alias.cell.as_str())) {
+                continue;
             }
             for &x in &reloads[g] {
                 if x < b && seen[g].as_ref().is_none_or(|s| s.0 > x) {
@@ -815,6 +831,11 @@ pub fn fit(inputs: &[Input], opts: &FitOptions) -> FitResult<Fit> {
                 v.push(a.clone());
             }
         }
+        if let Some(c) = &cells {
+            // The model's order: the primary, then each cell's replicas, cell by cell
+            // (restart order kept within a cell: the sort is stable).
+            v[1..].sort_by_key(|a| c.index(&a.cell));
+        }
         primary_restarted.push(restarts.iter().any(|r| r.alias == p));
         per_shard.push(v);
     }
@@ -869,8 +890,21 @@ pub fn fit(inputs: &[Input], opts: &FitOptions) -> FitResult<Fit> {
     let mut prs_d = vec![];
     let mut window = None;
     let mut positions: Vec<u32> = vec![];
+    let mut restart_orders: Vec<Vec<u32>> = vec![];
     for (s, v) in per_shard.iter().enumerate() {
-        let replicas: Vec<&TabletFit> = v[1..].iter().filter_map(&fit_of).collect();
+        let mut replicas: Vec<&TabletFit> = v[1..].iter().filter_map(&fit_of).collect();
+        replicas.sort_by_key(|r| r.drain.ns);
+        // The restart order as indices in the shard (never-restarted replicas last).
+        let mut order: Vec<u32> = replicas
+            .iter()
+            .filter_map(|r| v.iter().position(|a| *a == r.alias).map(|k| k as u32))
+            .collect();
+        for k in 1..v.len() as u32 {
+            if !order.contains(&k) {
+                order.push(k);
+            }
+        }
+        restart_orders.push(order);
         let raw_p = raws.iter().find(|r| r.alias == v[0]);
         let prs = raw_p
             .and_then(|r| r.prs)
@@ -963,7 +997,19 @@ pub fn fit(inputs: &[Input], opts: &FitOptions) -> FitResult<Fit> {
     p.tablets.keep_address_on_restart = false;
     p.operator.tablet_available_timeout = dur(a_gate);
     p.operator.step_latency = obs(steps);
-    p.operator.replica_order = ReplicaOrder::Alias;
+    let in_alias_order = restart_orders
+        .iter()
+        .all(|o| o.iter().enumerate().all(|(i, k)| *k as usize == i + 1));
+    p.operator.replica_order = if in_alias_order {
+        ReplicaOrder::Alias
+    } else {
+        ReplicaOrder::Listed {
+            order: restart_orders,
+        }
+    };
+    if let Some(c) = &cells {
+        p.cells = c.params(&per_shard, &shards)?;
+    }
     let last = (per as u32).saturating_sub(2);
     p.operator.prs_candidate = if positions.iter().all(|x| *x == 0) {
         PrsCandidate::FirstRestarted
@@ -1056,6 +1102,214 @@ pub fn fit(inputs: &[Input], opts: &FitOptions) -> FitResult<Fit> {
         delays: [(fhd, fhd_censored), (hsd, hsd_censored)],
         warnings,
         inputs: described,
+    })
+}
+
+/// The cells a fit found (`None` from [`cells_of`]: one cell, every vtgate watching it).
+struct Cells {
+    /// Cell names in model order.
+    names: Vec<String>,
+    /// Per vtgate (model order): its cell index.
+    own: Vec<usize>,
+    /// Per vtgate: the cells it watches.
+    watch: Vec<Vec<String>>,
+    /// Per vtgate: its `--cells_to_watch` as logged (`None`: no start-up line).
+    flag: Vec<Option<String>>,
+    /// Per vtgate: the cell its shard reload reads (the model's rule: its own when watched,
+    /// else the first listed; `None`: it watches none).
+    reload: Vec<Option<String>>,
+}
+
+impl Cells {
+    fn index(&self, cell: &str) -> usize {
+        self.names
+            .iter()
+            .position(|n| n == cell)
+            .unwrap_or(usize::MAX)
+    }
+
+    /// The model's `cells`: vtgates per cell, replicas per shard in each cell, the primary's
+    /// cell and each cell's `cells_to_watch`.
+    fn params(
+        &self,
+        per_shard: &[Vec<Alias>],
+        shards: &[String],
+    ) -> FitResult<Vec<crate::model::rollout::CellParams>> {
+        let count = |v: &[Alias]| -> Vec<u32> {
+            let mut n = vec![0u32; self.names.len()];
+            for a in &v[1..] {
+                n[self.index(&a.cell)] += 1;
+            }
+            n
+        };
+        let reps = count(&per_shard[0]);
+        let primary = &per_shard[0][0].cell;
+        for (s, v) in per_shard.iter().enumerate() {
+            if &v[0].cell != primary {
+                return Err(format!(
+                    "shard {}'s primary is in cell {} and shard {}'s in {}: the rollout model \
+                     needs every shard's primary in one cell",
+                    shards[s], v[0].cell, shards[0], primary
+                ));
+            }
+            if count(v) != reps {
+                return Err(format!(
+                    "shards {} and {} have different numbers of replicas per cell: the rollout \
+                     model needs the same shape in every shard",
+                    shards[0], shards[s]
+                ));
+            }
+        }
+        let all: BTreeSet<&str> = self.names.iter().map(|s| s.as_str()).collect();
+        let mut out = vec![];
+        for (c, name) in self.names.iter().enumerate() {
+            let gates: Vec<usize> = (0..self.own.len()).filter(|&g| self.own[g] == c).collect();
+            let flags: BTreeSet<Option<&str>> =
+                gates.iter().map(|&g| self.flag[g].as_deref()).collect();
+            let cells_to_watch = match gates.first() {
+                None => None,
+                Some(&g) => {
+                    let w: BTreeSet<&str> = self.watch[g].iter().map(|s| s.as_str()).collect();
+                    if flags.len() > 1 {
+                        return Err(format!(
+                            "the vtgates of cell {name} log different --cells_to_watch values \
+                             ({flags:?}): the rollout model gives one per cell"
+                        ));
+                    }
+                    match self.flag[g].as_deref() {
+                        None => None,
+                        Some("") => Some(vec![]),
+                        Some(_) if w == all => None,
+                        Some(_) => Some(self.watch[g].clone()),
+                    }
+                }
+            };
+            out.push(crate::model::rollout::CellParams {
+                name: name.clone(),
+                vtgates: gates.len() as u32,
+                replicas: reps[c],
+                primary: name == primary,
+                cells_to_watch,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Find the cells: the tablets' alias cells and the cells the vtgates' start-up lines list
+/// (`loading tablets for cells: a,b`, vitessio/vitess `go/vt/discovery/healthcheck.go`
+/// `NewHealthCheck`). A vtgate's own cell is not in its log: it is taken from its name (a
+/// `-`-separated part naming a cell, as the operator's vtgate pod names
+/// `<cluster>-<cell>-vtgate-<hash>` do), else the one cell it watches. One cell in all: `None`
+/// (the model's implicit cell). Reorders `logs` cell by cell (name order within a cell).
+fn cells_of(
+    logs: &mut [VtgateLog],
+    first_seen: &BTreeMap<Alias, (i64, String, bool)>,
+    warnings: &mut Vec<String>,
+) -> Option<Cells> {
+    let flag_of = |l: &VtgateLog| {
+        l.lines.iter().find_map(|x| match &x.said {
+            Said::Start(s) => Some(s.clone()),
+            _ => None,
+        })
+    };
+    let listed = |f: &str| -> Vec<String> {
+        f.split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
+    let mut known: BTreeSet<String> = first_seen.keys().map(|a| a.cell.clone()).collect();
+    for l in logs.iter() {
+        if let Some(f) = flag_of(l) {
+            known.extend(listed(&f));
+        }
+    }
+    if known.len() <= 1 {
+        return None;
+    }
+    let own_of = |l: &VtgateLog| -> Option<String> {
+        let parts: Vec<&str> = l.name.split('-').collect();
+        let mut best: Option<&String> = None;
+        for c in &known {
+            let k = c.split('-').count();
+            if parts.windows(k).any(|w| w.join("-") == *c) && best.is_none_or(|b| c.len() > b.len())
+            {
+                best = Some(c);
+            }
+        }
+        best.cloned().or_else(|| {
+            let w = listed(&flag_of(l)?);
+            (w.len() == 1).then(|| w[0].clone())
+        })
+    };
+    // Cell order: as the vtgates' names first name them, then the other cells by name.
+    let mut names: Vec<String> = vec![];
+    for l in logs.iter() {
+        if let Some(c) = own_of(l) {
+            if !names.contains(&c) {
+                names.push(c);
+            }
+        }
+    }
+    for c in &known {
+        if !names.contains(c) {
+            names.push(c.clone());
+        }
+    }
+    let mut own = vec![];
+    for l in logs.iter() {
+        own.push(match own_of(l) {
+            Some(c) => names.iter().position(|n| *n == c).unwrap_or(0),
+            None => {
+                warnings.push(format!(
+                    "vtgate {}: its cell is not in its name and it watches several cells: \
+                     assumed {} (name the log file after the vtgate pod, \
+                     <cluster>-<cell>-vtgate-...)",
+                    l.name, names[0]
+                ));
+                0
+            }
+        });
+    }
+    // Stable: name order within a cell.
+    let mut idx: Vec<usize> = (0..logs.len()).collect();
+    idx.sort_by_key(|&g| own[g]);
+    let sorted: Vec<VtgateLog> = idx.iter().map(|&g| logs[g].clone()).collect();
+    let own: Vec<usize> = idx.iter().map(|&g| own[g]).collect();
+    logs.clone_from_slice(&sorted);
+    let mut watch = vec![];
+    let mut flag = vec![];
+    let mut reload = vec![];
+    for (g, l) in logs.iter().enumerate() {
+        let f = flag_of(l);
+        let here = names[own[g]].clone();
+        let w = match &f {
+            Some(f) if !listed(f).is_empty() => listed(f),
+            Some(_) => vec![here.clone()],
+            None => {
+                warnings.push(format!(
+                    "vtgate {}: no `loading tablets for cells` line (the log starts after \
+                     vtgate did): assumed it watches every cell",
+                    l.name
+                ));
+                names.clone()
+            }
+        };
+        reload.push(if w.contains(&here) {
+            Some(here)
+        } else {
+            w.first().cloned()
+        });
+        watch.push(w);
+        flag.push(f);
+    }
+    Some(Cells {
+        names,
+        own,
+        watch,
+        flag,
+        reload,
     })
 }
 

@@ -6,6 +6,7 @@
 //! (every value with its resolution, censored ones marked); [`report`] writes the fit report
 //! (text, CSV and a chart: observed vs replayed discovery lags and bursts per vtgate, with residuals).
 
+pub mod cluster;
 pub mod emit;
 pub mod infer;
 pub mod names;
@@ -69,7 +70,7 @@ pub fn model_text(f: &Fit) -> String {
     };
     let cfg = ron::ser::PrettyConfig::new()
         .extensions(Extensions::IMPLICIT_SOME | Extensions::UNWRAP_VARIANT_NEWTYPES);
-    let body = ron::ser::to_string_pretty(&mf, cfg).expect("a model serialises");
+    let body = named(ron::ser::to_string_pretty(&mf, cfg).expect("a model serialises"));
     let mut out = String::new();
     out.push_str("// Written by `vtsim fit` (docs/fit.md). Inputs:\n");
     for i in &f.inputs {
@@ -102,6 +103,56 @@ pub fn model_text(f: &Fit) -> String {
     out.push('\n');
     out
 }
+
+/// `vtsim fit --cluster FILE`: the model text of a VitessCluster file's shape and flags, and
+/// the warnings (what was assumed).
+pub fn cluster_model(path: &Path) -> Result<(RolloutFromCluster, String), FitError> {
+    let text = crate::io::read_to_string(path).map_err(|e| FitError::Input(e.to_string()))?;
+    let c = cluster::read(path, &text).map_err(FitError::Input)?;
+    let mf = ModelFile {
+        name: format!("{}-cluster", c.name),
+        description: format!(
+            "the shape and vtgate flags of VitessCluster {} ({}): {} cells, {} vtgates, {} \
+             shard(s) of {} tablets; timings are the rollout defaults",
+            c.name,
+            path.display(),
+            c.params.cells.len(),
+            c.params.vtgates,
+            c.params.shards,
+            c.params.replicas_per_shard + 1
+        ),
+        seed: None,
+        world: WorldSpec::Rollout(c.params.clone()),
+    };
+    use ron::extensions::Extensions;
+    let cfg = ron::ser::PrettyConfig::new()
+        .extensions(Extensions::IMPLICIT_SOME | Extensions::UNWRAP_VARIANT_NEWTYPES);
+    let body = named(ron::ser::to_string_pretty(&mf, cfg).expect("a model serialises"));
+    let mut out = format!(
+        "// Written by `vtsim fit --cluster {}` (docs/fit.md): the cluster's cells, vtgates,\n\
+         // tablet pools and vtgate flags; every timing is the rollout default (docs/rollout.md).\n",
+        path.display()
+    );
+    for w in &c.warnings {
+        out.push_str(&format!("// assumed: {w}\n"));
+    }
+    out.push_str(&body);
+    out.push('\n');
+    Ok((c, out))
+}
+
+/// `(name: ..)` as `Model(name: ..)`, the form `vtsim validate` recognises (and shipped
+/// model files use).
+fn named(body: String) -> String {
+    match body.find("\n(") {
+        Some(i) => format!("{}\nModel({}", &body[..i], &body[i + 2..]),
+        None if body.starts_with('(') => format!("Model{body}"),
+        None => body,
+    }
+}
+
+/// What [`cluster_model`] read.
+pub type RolloutFromCluster = cluster::ClusterFit;
 
 /// `vtsim fit`: fit `paths`, write the model to `out` and the report beside it
 /// (`<out stem>.fit.txt`, `.fit.csv`, `.fit.png` and `.fit.svg`); returns the report text and the files written.

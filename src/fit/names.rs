@@ -124,6 +124,8 @@ pub struct Cluster {
     pub cluster: String,
     /// Shard names in shard order (`-` for one shard, else an equal hex split).
     pub shards: Vec<String>,
+    /// Each tablet's cell, when the model lists its cells (empty: every tablet in `cell`).
+    pub tablet_cells: Vec<String>,
 }
 
 impl Cluster {
@@ -153,7 +155,24 @@ impl Cluster {
             keyspace: "commerce".into(),
             cluster: "example".into(),
             shards,
+            tablet_cells: Vec::new(),
         }
+    }
+    /// The names of model `p`'s cluster: its shards, and each tablet in its cell.
+    pub fn of_model(p: &crate::model::rollout::RolloutParams) -> Self {
+        let mut c = Cluster::new(p.shards);
+        if let Some(sh) = crate::model::rollout::cells::Shape::of(p) {
+            c.tablet_cells = sh
+                .tablet_cell
+                .iter()
+                .map(|&k| sh.names[k as usize].clone())
+                .collect();
+        }
+        c
+    }
+    /// The cell of tablet `t`.
+    pub fn cell_of(&self, t: usize) -> &str {
+        self.tablet_cells.get(t).unwrap_or(&self.cell)
     }
     /// The uid of tablet `t`.
     pub fn uid(&self, t: usize) -> u64 {
@@ -161,17 +180,17 @@ impl Cluster {
     }
     /// `topotools.TabletIdent`: `zone1-101 (10.244.0.2)` (uid not padded).
     pub fn ident(&self, t: usize, addr: u32) -> String {
-        format!("{}-{} ({})", self.cell, self.uid(t), ip(addr))
+        format!("{}-{} ({})", self.cell_of(t), self.uid(t), ip(addr))
     }
     /// `topoproto.TabletAliasString`: `zone1-0000000101`.
     pub fn alias_string(&self, t: usize) -> String {
-        format!("{}-{:010}", self.cell, self.uid(t))
+        format!("{}-{:010}", self.cell_of(t), self.uid(t))
     }
     /// The tablet record as protobuf compact text (one space between fields); `addr` `None`:
     /// the record `tm.Close` leaves (no hostname, no ports).
     pub fn record(&self, t: usize, shard: usize, addr: Option<u32>, primary: bool) -> String {
         let ty = if primary { "PRIMARY" } else { "REPLICA" };
-        let mut s = format!("alias:{{cell:\"{}\" uid:{}}}", self.cell, self.uid(t));
+        let mut s = format!("alias:{{cell:\"{}\" uid:{}}}", self.cell_of(t), self.uid(t));
         if let Some(a) = addr {
             s.push_str(&format!(
                 " hostname:\"{}\" port_map:{{key:\"grpc\" value:15999}} port_map:{{key:\"vt\" value:15000}}",
@@ -190,7 +209,7 @@ impl Cluster {
         let base = format!(
             "{}-vttablet-{}-{:010}",
             self.cluster,
-            self.cell,
+            self.cell_of(t),
             self.uid(t)
         );
         format!("{base}-{:08x}", fnv32(&base))

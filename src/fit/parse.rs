@@ -80,8 +80,8 @@ pub struct Record {
 /// What one vtgate line says (the lines the fit uses).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Said {
-    /// `loading tablets for cells: ...` (vtgate start-up).
-    Start,
+    /// `loading tablets for cells: ...` (vtgate start-up): the `--cells_to_watch` value.
+    Start(String),
     /// `Adding tablet to healthcheck: <record>`.
     Adding(Record),
     /// `Removing tablet from healthcheck: <record>`.
@@ -294,7 +294,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, InputError> {
         return Err(err(
             path,
             0,
-            "a YAML file: VitessCluster input (--cluster) is not supported by this build",
+            "a YAML file: give a VitessCluster with --cluster FILE",
         ));
     }
     if first.starts_with('{') || is_glog(first) {
@@ -482,8 +482,11 @@ fn vtgate_log(path: &Path, text: &str) -> Result<VtgateLog, InputError> {
 
 /// What a message says; an error for a discovery line that cannot be read.
 pub fn message(msg: &str) -> Result<Said, String> {
-    if msg.starts_with("loading tablets for cells: ") {
-        return Ok(Said::Start);
+    if let Some(cells) = msg.strip_prefix("loading tablets for cells: ") {
+        return Ok(Said::Start(cells.trim().to_string()));
+    }
+    if msg == "loading tablets for cells:" {
+        return Ok(Said::Start(String::new()));
     }
     if let Some(r) = msg.strip_prefix("Adding tablet to healthcheck: ") {
         return record(r).map(Said::Adding);

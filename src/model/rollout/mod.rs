@@ -34,7 +34,11 @@
 //!
 //! Not modelled: Kubernetes' 1 s resolution of the Ready `LastTransitionTime` (Available may
 //! come up to 1 s earlier in reality), the lameduck period between SIGTERM and NOT_SERVING
-//! (affects only `routed_to_dead_errors`), and topology-server outages.
+//! (affects only `routed_to_dead_errors`), and a topology read that blocks rather than fails.
+//!
+//! Cells ([`cells`]): vtgates and tablets per cell, which cells each vtgate watches
+//! (`--cells_to_watch`), and a topology outage that makes the affected cells' polls skip
+//! their tick (vitessio/vitess `go/vt/discovery/topology_watcher.go` `loadTablets`).
 //!
 //! Metrics: `bursts` merges exposure intervals that had at least one failed read (a burst's
 //! bounds are exposure bounds, not first and last error); `goodput` counts over the whole run,
@@ -55,6 +59,7 @@
 //! (`vtsim advise`: the smallest `tablet_available_timeout` below a risk target).
 
 pub mod advise;
+pub mod cells;
 pub mod event;
 pub mod metrics;
 pub mod operator;
@@ -66,8 +71,8 @@ pub mod world;
 
 pub use metrics::Burst;
 pub use params::{
-    DurationDist, ObservedDraw, OperatorParams, Phase, PrsCandidate, PrsReload, ReplicaOrder, RolloutParams,
-    TabletParams, VtgateParams, WorkloadMode, WorkloadParams,
+    CellParams, DurationDist, ObservedDraw, OperatorParams, Phase, PrsCandidate, PrsReload, ReplicaOrder, RolloutParams,
+    TabletParams, TopoOutage, VtgateParams, WorkloadMode, WorkloadParams,
 };
 pub use world::{Exposure, Note, PrsRec, RestartRec, RolloutWorld, NONE};
 

@@ -23,8 +23,12 @@ impl RolloutWorld {
         for s in 0..self.shard_ops.len() {
             let op = &mut self.shard_ops[s];
             let mut replicas: Vec<u16> = (1..per).map(|k| (s * per + k) as u16).collect();
-            if self.p.operator.replica_order == ReplicaOrder::Random {
-                shuffle(op.rng.get(), &mut replicas);
+            match &self.p.operator.replica_order {
+                ReplicaOrder::Random => shuffle(op.rng.get(), &mut replicas),
+                ReplicaOrder::Alias => {}
+                ReplicaOrder::Listed { order } => {
+                    replicas = order[s].iter().map(|&k| (s * per + k as usize) as u16).collect();
+                }
             }
             if self.p.operator.restart_primary {
                 replicas.push((s * per) as u16);
@@ -156,7 +160,10 @@ impl RolloutWorld {
         let all = self.p.vtgate.prs_reload == PrsReload::AllVtgates;
         for g in 0..self.m() {
             let v = self.views[self.vi(g, new)];
-            if all || !(v.connected && v.hc_addr == new_addr) {
+            // The trigger needs the demoted primary's PRIMARY -> REPLICA update, so a health
+            // stream to it: its cell must be watched.
+            let knows_new = v.connected && v.hc_addr == new_addr;
+            if (all || !knows_new) && self.watches(g, old) {
                 s.at(
                     seen,
                     Event::ShardReload {

@@ -38,7 +38,61 @@ pub struct RolloutParams {
     pub workload: WorkloadParams,
     /// Stop the run here even if the rollout or the re-discovery is not complete.
     pub horizon: SimDuration,
+    /// The cluster's cells (`docs/rollout.md`, "Cells"): each with its vtgates, its tablets
+    /// per shard and the cells its vtgates watch. Empty (the default): one cell holding every
+    /// vtgate and tablet, each vtgate watching it. When given, the cells' `vtgates` add up to
+    /// `vtgates` and their `replicas` to `replicas_per_shard`, and exactly one cell holds the
+    /// shards' primaries. vtgate `g` is in the cell its index falls in (cells in order), and
+    /// a shard's tablets are its primary, then each cell's replicas in cell order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cells: Vec<CellParams>,
 }
+
+/// One cell (a `spec.cells[]` entry of a VitessCluster, vitess-operator
+/// `pkg/apis/planetscale/v2/vitesscell_types.go`, with the tablet pools of that cell).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CellParams {
+    /// The cell's name (the tablet alias's `cell`, vtgate's `--cell`).
+    pub name: String,
+    /// vtgates in this cell (`spec.cells[].gateway.replicas`; the operator's default is 2,
+    /// vitess-operator `pkg/apis/planetscale/v2/defaults.go` `defaultVtgateReplicas`).
+    pub vtgates: u32,
+    /// REPLICA tablets per shard in this cell, besides the primary (the cell's `replica`
+    /// tablet pool `replicas`, less the primary in the primary's cell).
+    pub replicas: u32,
+    /// Each shard's primary starts in this cell (exactly one cell).
+    pub primary: bool,
+    /// `--cells_to_watch` of this cell's vtgates: one topology watcher per listed cell, and a
+    /// vtgate discovers tablets only in those (vitessio/vitess `go/vt/discovery/healthcheck.go`
+    /// `NewHealthCheck`: `strings.Split(cellsToWatch, ",")`, the local cell only when the flag
+    /// is empty). `None` (default): every cell, what vitess-operator passes
+    /// (`pkg/operator/vtgate/deployment.go`: `cells_to_watch` = all the cluster's cells).
+    /// `Some([])`: the empty flag, the local cell only.
+    pub cells_to_watch: Option<Vec<String>>,
+}
+
+/// One topology-server outage (`vtgate.topo_outage`): every topology read of the affected
+/// cells fails from `start` for `length`. A failed read skips that tick: vitessio/vitess
+/// `go/vt/discovery/topology_watcher.go` `loadTablets` logs "error getting tablets for cell"
+/// and returns before `storeTabletInfos`, so the health checks it knows stay as they are
+/// (nothing added, removed or replaced) and the ticker keeps its phase; a shard reload
+/// (`loadTabletsForKeyspaceShard`) that fails returns the same way. Health streams do not
+/// read the topology and go on.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TopoOutage {
+    /// When the outage starts (simulated time from zero, like `operator.start_at`).
+    pub start: SimDuration,
+    /// How long it lasts; zero (default): no outage.
+    pub length: SimDuration,
+    /// The cells whose topology reads fail; empty (default): every cell, as an outage of the
+    /// global topology server does (each tick reads the cell's `CellInfo` from the global
+    /// topo first, vitessio/vitess `go/vt/topo/server.go` `ConnForCell`; on a vitess-operator
+    /// cluster the cells share the global etcd unless given their own lockserver).
+    pub cells: Vec<String>,
+}
+
 
 /// The vtgate side: topology watcher, health streams, buffering.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -91,6 +145,17 @@ pub struct VtgateParams {
     /// reloads only in vtgates with no health stream to the new primary; `AllVtgates` in every
     /// vtgate, which also finds any replica a vtgate had missed.
     pub prs_reload: PrsReload,
+    /// REPLICA reads may go to a replica of another watched cell when no local one serves
+    /// (default true). vtgate keeps a non-primary tablet in its healthy list only when it is
+    /// in the vtgate's cell or the same cell alias (vitessio/vitess
+    /// `go/vt/discovery/healthcheck.go` `isIncluded`), and vitess-operator puts every cell in
+    /// one alias (`pkg/controller/vitesscluster/build_cells_alias.go`). false: plain Vitess
+    /// without aliases, local-cell replicas only. Local replicas are always tried first
+    /// (`go/vt/vtgate/tabletgateway.go` `shuffleTablets`); a read fails only when no believed
+    /// replica serves, so the order changes which replica serves, not whether the read does.
+    pub replica_reads_other_cells: bool,
+    /// A topology outage (default: none).
+    pub topo_outage: TopoOutage,
 }
 
 /// Which vtgates reload a shard's tablets when PRS ends.
@@ -221,6 +286,13 @@ pub enum ReplicaOrder {
     Random,
     /// Alias order (replica 1, 2, ...): for replays.
     Alias,
+    /// Replay (`vtsim fit` of a multi-cell incident, where the model's tablet order is by
+    /// cell): shard s restarts its replicas in the order `order[s]`, each entry a replica's
+    /// index in the shard (1 ..= `replicas_per_shard`; 0 is the primary).
+    Listed {
+        /// One permutation of 1 ..= `replicas_per_shard` per shard.
+        order: Vec<Vec<u32>>,
+    },
 }
 
 /// PRS candidate choice.
@@ -285,6 +357,8 @@ impl Default for VtgateParams {
             enable_buffer: true,
             buffer_max_failover_duration: SimDuration::from_secs(10),
             prs_reload: PrsReload::default(),
+            replica_reads_other_cells: true,
+            topo_outage: TopoOutage::default(),
         }
     }
 }
@@ -356,6 +430,7 @@ impl Default for RolloutParams {
             operator: OperatorParams::default(),
             workload: WorkloadParams::default(),
             horizon: SimDuration::from_secs(6 * 3600),
+            cells: Vec::new(),
         }
     }
 }
@@ -403,6 +478,7 @@ impl RolloutParams {
                 "vtgates × tablets ≤ 1e7 (health checks, one per vtgate and tablet)",
             );
         }
+        self.check_cells()?;
         let v = &self.vtgate;
         let t = v.tablet_refresh_interval;
         // A shorter period would only make runs of millions of polls; vtgate takes seconds.
@@ -477,6 +553,36 @@ impl RolloutParams {
                 );
             }
         }
+        if let ReplicaOrder::Listed { order } = &o.replica_order {
+            if order.len() != self.shards as usize {
+                return fail(
+                    "operator.replica_order.order",
+                    format!(
+                        "one list per shard ({} shards, found {})",
+                        self.shards,
+                        order.len()
+                    ),
+                );
+            }
+            for (s, l) in order.iter().enumerate() {
+                let mut seen = vec![false; self.replicas_per_shard as usize + 1];
+                let ok = l.len() == self.replicas_per_shard as usize
+                    && l.iter().all(|&k| {
+                        k >= 1
+                            && (k as usize) < seen.len()
+                            && !std::mem::replace(&mut seen[k as usize], true)
+                    });
+                if !ok {
+                    return fail(
+                        format!("operator.replica_order.order[{s}]"),
+                        format!(
+                            "a permutation of 1 ..= replicas_per_shard ({})",
+                            self.replicas_per_shard
+                        ),
+                    );
+                }
+            }
+        }
         o.step_latency
             .check_indexed("operator.step_latency", n_tablets)?;
         o.prs_duration
@@ -518,6 +624,78 @@ impl RolloutParams {
                 ));
         }
         crate::model::check_events(&self.event_terms())
+    }
+
+    /// The checks of `cells` and `vtgate.topo_outage`.
+    fn check_cells(&self) -> Checked {
+        let names = super::cells::cell_names(self);
+        if !self.cells.is_empty() {
+            if self.cells.len() > u16::MAX as usize {
+                return fail("cells", "at most 65535 cells");
+            }
+            for (i, c) in self.cells.iter().enumerate() {
+                let bad = c.name.is_empty()
+                    || !c
+                        .name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+                if bad {
+                    return fail(
+                        format!("cells[{i}].name"),
+                        "a cell name of letters, digits, '-' and '_'",
+                    );
+                }
+                if names[..i].contains(&c.name) {
+                    return fail(
+                        format!("cells[{i}].name"),
+                        format!("a name not used by another cell (`{}` is)", c.name),
+                    );
+                }
+                if let Some(list) = &c.cells_to_watch {
+                    if let Some(j) = list.iter().position(|n| !names.contains(n)) {
+                        return fail(
+                            format!("cells[{i}].cells_to_watch[{j}]"),
+                            format!("one of the cells ({}); found `{}`", names.join(", "), list[j]),
+                        );
+                    }
+                }
+            }
+            let primaries = self.cells.iter().filter(|c| c.primary).count();
+            if primaries != 1 {
+                return fail(
+                    "cells",
+                    format!("exactly one cell with `primary: true` (found {primaries})"),
+                );
+            }
+            let gates: u64 = self.cells.iter().map(|c| c.vtgates as u64).sum();
+            if gates != self.vtgates as u64 {
+                return fail(
+                    "vtgates",
+                    format!("the sum of cells[].vtgates ({gates}); found {}", self.vtgates),
+                );
+            }
+            let reps: u64 = self.cells.iter().map(|c| c.replicas as u64).sum();
+            if reps != self.replicas_per_shard as u64 {
+                return fail(
+                    "replicas_per_shard",
+                    format!(
+                        "the sum of cells[].replicas ({reps}); found {}",
+                        self.replicas_per_shard
+                    ),
+                );
+            }
+        }
+        let o = &self.vtgate.topo_outage;
+        if let Some(j) = o.cells.iter().position(|n| !names.contains(n)) {
+            return fail(
+                format!("vtgate.topo_outage.cells[{j}]"),
+                format!("one of the cells ({}); found `{}`", names.join(", "), o.cells[j]),
+            );
+        }
+        if o.start.as_nanos().checked_add(o.length.as_nanos()).is_none() {
+            return fail("vtgate.topo_outage.length", "start + length within 584 years");
+        }
+        Ok(())
     }
 
     /// The terms of the events-per-run estimate ([`crate::model::check_events`]), each an

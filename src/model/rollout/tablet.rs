@@ -59,7 +59,7 @@ impl RolloutWorld {
             flaps: 0,
             discovered: vec![SimTime::MAX; m],
         });
-        self.pending_discoveries += m as u64;
+        self.pending_discoveries += self.watchers(t) as u64;
         let tab = &mut self.tablets[t];
         tab.serving = false;
         tab.record = NONE;

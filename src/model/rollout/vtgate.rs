@@ -24,8 +24,34 @@ impl RolloutWorld {
     pub(super) fn on_poll(&mut self, now: SimTime, g: usize, s: &mut Scheduler<Event>) {
         self.polls += 1;
         self.poll_log.push((g as u16, now));
-        for t in 0..self.tablets.len() {
-            self.apply_record(now, g, t, s);
+        if self.shape.is_none() && self.outage.is_none() {
+            for t in 0..self.tablets.len() {
+                self.apply_record(now, g, t, s);
+            }
+        } else {
+            // One watcher per watched cell, all on this ticker: a cell whose read fails
+            // skips this tick (`loadTablets` returns before `storeTabletInfos`).
+            let cells = self.shape.as_ref().map_or(1, |sh| sh.names.len());
+            let mut down = vec![false; cells];
+            for (c, d) in down.iter_mut().enumerate() {
+                let watched = self.shape.as_ref().is_none_or(|sh| {
+                    sh.watch[sh.vtgate_cell[g] as usize * cells + c]
+                });
+                *d = self.outage.as_ref().is_some_and(|o| o.down(c as u16, now));
+                if watched && *d {
+                    let note = super::world::Note::TopoError {
+                        g: g as u16,
+                        cell: c as u16,
+                        shard: NONE,
+                    };
+                    self.note(now, note);
+                }
+            }
+            for t in 0..self.tablets.len() {
+                if self.watches(g, t) && !down[self.cell_of(t) as usize] {
+                    self.apply_record(now, g, t, s);
+                }
+            }
         }
         let tper = self.p.vtgate.tablet_refresh_interval;
         let j = self.p.vtgate.poll_jitter;
@@ -48,6 +74,21 @@ impl RolloutWorld {
         let per = self.per_shard();
         let base = shard as usize * per;
         let demoted = self.shard_ops[shard as usize].prs_old;
+        // The one watcher that takes the trigger reloads the shard in its cell only.
+        let cell = match &self.shape {
+            None => Some(0),
+            Some(sh) => sh.reload_cell[sh.vtgate_cell[g] as usize],
+        };
+        let Some(cell) = cell else { return };
+        if self.outage.as_ref().is_some_and(|o| o.down(cell, now)) {
+            let note = super::world::Note::TopoError {
+                g: g as u16,
+                cell,
+                shard: shard as u32,
+            };
+            self.note(now, note);
+            return;
+        }
         self.note(
             now,
             super::world::Note::Reload {
@@ -57,7 +98,9 @@ impl RolloutWorld {
             },
         );
         for t in base..base + per {
-            self.apply_record(now, g, t, s);
+            if self.shape.is_none() || self.cell_of(t) == cell {
+                self.apply_record(now, g, t, s);
+            }
         }
     }
 
@@ -215,6 +258,7 @@ impl RolloutWorld {
         let per = self.per_shard();
         let base = shard * per;
         let (mut believed, mut read_ok, mut write_ok) = (false, false, false);
+        let local_only = !self.p.vtgate.replica_reads_other_cells;
         for t in base..base + per {
             let v = &self.views[self.vi(g, t)];
             if !(v.connected && v.serving) {
@@ -224,6 +268,9 @@ impl RolloutWorld {
             let alive = tab.serving && tab.addr == v.hc_addr;
             if v.primary {
                 write_ok |= alive && tab.primary;
+            } else if local_only && self.cell_of(t) != self.gate_cell(g) {
+                // Not in the healthy list: another cell, no shared alias (`isIncluded`).
+                continue;
             } else {
                 believed = true;
                 read_ok |= alive;

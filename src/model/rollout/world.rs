@@ -181,6 +181,16 @@ pub enum Note {
         /// Address of the stream.
         addr: u32,
     },
+    /// vtgate `g`'s topology read of `cell` failed (a tick, or a shard reload when `shard`
+    /// is not `NONE`): nothing changed (`loadTablets` logs "error getting tablets for cell").
+    TopoError {
+        /// vtgate.
+        g: u16,
+        /// cell index.
+        cell: u16,
+        /// The shard of a failed shard reload, else `NONE`.
+        shard: u32,
+    },
     /// vtgate `g` reloads `shard` after seeing its primary `demoted` turn REPLICA
     /// (`loadTabletsTrigger`); the reload's record changes follow as `Record` notes.
     Reload {
@@ -282,6 +292,10 @@ pub struct RolloutWorld {
     pub(crate) journal: Option<Vec<(SimTime, Note)>>,
     /// Every PRS, in start order.
     pub(crate) prs: Vec<PrsRec>,
+    /// The cells, when the model lists them (`None`: one cell, every tablet watched).
+    pub(crate) shape: Option<super::cells::Shape>,
+    /// The topology outage, if any.
+    pub(crate) outage: Option<super::cells::Outage>,
 }
 
 impl RolloutWorld {
@@ -431,12 +445,40 @@ impl RolloutWorld {
             per_query: p.workload.mode == WorkloadMode::PerQuery,
             journal: logs.then(Vec::new),
             prs: Vec::new(),
+            shape: super::cells::Shape::of(p),
+            outage: super::cells::Outage::of(p),
         };
         for g in 0..m {
             for t in 0..n {
                 let i = world.vi(g, t);
                 world.views[i].hc_addr = t as u32;
                 world.views[i].primary = world.tablets[t].primary;
+            }
+        }
+        if let Some(shape) = world.shape.take() {
+            // A vtgate has no health check on a tablet of a cell it does not watch.
+            for g in 0..m {
+                for t in 0..n {
+                    if !shape.watches(g, t) {
+                        let i = world.vi(g, t);
+                        let v = &mut world.views[i];
+                        v.hc_addr = NONE;
+                        v.connected = false;
+                        v.serving = false;
+                        v.primary = false;
+                    }
+                }
+            }
+            world.shape = Some(shape);
+            // The routes start in the state the watched tablets give (a vtgate that sees no
+            // replica it may route to is exposed from the start).
+            for g in 0..m {
+                for sh in 0..s_n {
+                    let (read, write_ok) = world.route_state(g, sh);
+                    let r = &mut world.routes[g * s_n + sh];
+                    r.read = read;
+                    r.write_ok = write_ok;
+                }
             }
         }
         let releases = world.plan_rollout();
@@ -473,6 +515,32 @@ impl RolloutWorld {
         if let Some(j) = &mut self.journal {
             j.push((now, note));
         }
+    }
+
+    /// vtgate `g` watches tablet `t`'s cell.
+    #[inline]
+    pub(crate) fn watches(&self, g: usize, t: usize) -> bool {
+        self.shape.as_ref().is_none_or(|sh| sh.watches(g, t))
+    }
+
+    /// vtgates that watch tablet `t`'s cell.
+    pub(crate) fn watchers(&self, t: usize) -> usize {
+        match &self.shape {
+            None => self.m(),
+            Some(sh) => (0..self.m()).filter(|&g| sh.watches(g, t)).count(),
+        }
+    }
+
+    /// Tablet `t`'s cell index.
+    #[inline]
+    pub(crate) fn cell_of(&self, t: usize) -> u16 {
+        self.shape.as_ref().map_or(0, |sh| sh.tablet_cell[t])
+    }
+
+    /// vtgate `g`'s cell index.
+    #[inline]
+    pub(crate) fn gate_cell(&self, g: usize) -> u16 {
+        self.shape.as_ref().map_or(0, |sh| sh.vtgate_cell[g])
     }
 
     /// The run is over: every shard rolled and every vtgate re-discovered every restart.
