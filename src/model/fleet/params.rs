@@ -199,6 +199,8 @@ impl FleetParams {
                 ..RolloutWorkload::default()
             },
             horizon: self.horizon,
+            // One cell: the fleet's routing has no cell preference to model yet.
+            cells: Vec::new(),
         }
     }
 
