@@ -114,6 +114,13 @@ impl LazyRng {
             rng: None,
         }
     }
+    /// The same component's stream in the run seeded with `seed`, not yet created (as
+    /// [`LazyRng::new`] with this stream's tag and index).
+    #[inline]
+    pub fn reseed(&mut self, seed: u64) {
+        self.seed = seed;
+        self.rng = None;
+    }
     /// The generator (created now if this is its first use).
     #[inline]
     pub fn get(&mut self) -> &mut SimRng {
