@@ -3,14 +3,14 @@
 //! Same work as `benches/peer/simpy_mmc_reneging.py` (λ = 25, μ = 1, c = 20, θ = 2, 200,000
 //! customers, seed 1): the `Fixed` pool configured as that queue (zero mutex cost, zero
 //! wake-up latency, one setting, exponential service and patience, `ConnPoolParams::erlang_a`).
-//! Reports the abandonment fraction of both (Erlang-A: 0.22613) and the wall-time ratio, with
+//! Reports the abandonment fraction of both (Erlang-A: 0.22613) and the CPU-time ratio (best of three
+//! rounds on each side), with
 //! the SimPy script (the repository's `benches/peer/`; `VTSIM_PEER` overrides the path) run in
 //! this same session; without `python3` or SimPy the bench says what to install (`pip install
 //! simpy`). Timings are printed, never asserted.
 
 mod common;
 
-use std::time::Instant;
 use vtsim::model::connpool::{erlang_a, run_detailed, ConnPoolParams};
 use vtsim::model::RunOptions;
 use vtsim::sim::Trace;
@@ -19,30 +19,27 @@ fn main() {
     let (lam, mu, c, theta, n) = (25.0, 1.0, 20, 2.0, 200_000u64);
     let p = ConnPoolParams::erlang_a(lam, mu, c, theta, n);
     let th = erlang_a(lam, mu, c, theta);
-    let mut best = f64::INFINITY;
-    let mut best_off = f64::INFINITY;
+    // The same three timed rounds as the peer (`--repeat 3`), CPU time compared.
+    const ROUNDS: usize = 3;
     let mut out = None;
-    for _ in 0..5 {
-        let t0 = Instant::now();
-        let r = run_detailed(&p, 1, RunOptions::default());
-        best = best.min(t0.elapsed().as_secs_f64());
-        out = Some(r);
-        let t0 = Instant::now();
+    let (cpu, best) = common::best_of(ROUNDS, || {
+        out = Some(run_detailed(&p, 1, RunOptions::default()));
+    });
+    let (cpu_off, best_off) = common::best_of(ROUNDS, || {
         let opts = RunOptions {
             trace: Trace::off(),
             report: false,
         };
         std::hint::black_box(run_detailed(&p, 1, opts).metrics.timeouts);
-        best_off = best_off.min(t0.elapsed().as_secs_f64());
-    }
+    });
     let r = out.expect("ran");
     let m = &r.metrics;
     let frac = m.timeouts as f64 / m.requests as f64;
     println!("vtsim connpool Fixed as M/M/{c}+M  lam={lam} mu={mu} theta={theta}  N={n} seed=1, 1 thread");
     println!(
-        "  wall best of 5: {best:.4} s with the trace digest, {best_off:.4} s without; {} events -> {:.2e} events/s",
+        "  best of {ROUNDS}: CPU {cpu:.4} s (wall {best:.4} s) with the trace digest, CPU {cpu_off:.4} s (wall {best_off:.4} s) without; {} events -> {:.2e} events/s of CPU",
         r.output.events,
-        r.output.events as f64 / best
+        r.output.events as f64 / cpu
     );
     println!(
         "  abandoned fraction {frac:.4} (Erlang-A {:.4});  mean wait (all) {:.4} s (Erlang-A {:.4})",
@@ -52,15 +49,27 @@ fn main() {
     );
     if let Some((stdout, v)) = common::run_peer(
         "simpy_mmc_reneging.py",
-        &["--n", "200000", "--seed", "1", "--repeat", "3"],
+        &[
+            "--n",
+            "200000",
+            "--seed",
+            "1",
+            "--repeat",
+            &ROUNDS.to_string(),
+        ],
         "  ",
     ) {
         print!("  SimPy: {}", stdout.replace('\n', "\n  "));
         let wall = v["wall_s_best"]
             .as_f64()
             .expect("wall_s_best in the peer's JSON");
+        let peer_cpu = v["cpu_s_best"]
+            .as_f64()
+            .expect("cpu_s_best in the peer's JSON");
         println!(
-            "\n  speed ratio (SimPy best wall / vtsim best wall, same 200,000 customers): {:.0}x with the digest, {:.0}x without",
+            "\n  speed ratio on CPU time (best of {ROUNDS} each, same 200,000 customers): {:.0}x with the digest, {:.0}x without (wall: {:.0}x / {:.0}x)",
+            peer_cpu / cpu,
+            peer_cpu / cpu_off,
             wall / best,
             wall / best_off
         );

@@ -150,7 +150,7 @@ fn shorter_refresh_interval_never_errs_at_2_4x_the_polls() {
 }
 
 const INCIDENT_SEED: u64 = 0xbaaf1458e77f4857;
-const INCIDENT_DIGEST: &str = "b3cec2ee7113a4831115671a9442ccf44336580c81e94fecc7da835d35189149";
+const INCIDENT_DIGEST: &str = "a86ec664ff569921c92252f9bfd2e9b134c16459e566ee4a86b5ce10a611f6bf";
 
 #[test]
 fn incident_replays_the_seed() {

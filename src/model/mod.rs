@@ -63,6 +63,12 @@ macro_rules! models {
                     $( WorldSpec::$variant(p) => run_detailed::<$module::$model>(p, seed, opts).output, )*
                 }
             }
+            /// A runner for many runs of this spec on one thread: a model that resets its
+            /// world in place ([`Model::REUSES_WORLD`]) reuses one world from run to run (the
+            /// outputs are those of [`Self::run`]).
+            pub fn runner(&self) -> SpecRunner<'_> {
+                SpecRunner::new(std::borrow::Cow::Borrowed(self))
+            }
             /// The parameters as a JSON tree (the form overrides are applied to).
             pub fn params_json(&self) -> serde_json::Value {
                 match self {
@@ -76,6 +82,47 @@ macro_rules! models {
                         WorldSpec::$variant(serde_json::from_value(v).map_err(|e| e.to_string())?)
                     } )*
                 })
+            }
+        }
+
+        /// The simulation a [`SpecRunner`] keeps between runs.
+        #[allow(clippy::large_enum_variant)]
+        enum Slot {
+            Empty,
+            $( $variant(Simulation<<$module::$model as Model>::World>), )*
+        }
+
+        /// Runs of one [`WorldSpec`] that reuse one world when the model can
+        /// ([`WorldSpec::runner`]).
+        pub struct SpecRunner<'a> {
+            spec: std::borrow::Cow<'a, WorldSpec>,
+            slot: Slot,
+        }
+
+        impl<'a> SpecRunner<'a> {
+            /// A runner of `spec` (borrowed or owned), with no world yet.
+            pub fn new(spec: std::borrow::Cow<'a, WorldSpec>) -> Self {
+                SpecRunner { spec, slot: Slot::Empty }
+            }
+            /// The spec this runner runs.
+            pub fn spec(&self) -> &WorldSpec {
+                &self.spec
+            }
+            /// Simulate one run with `seed`: the output of [`WorldSpec::run`].
+            pub fn run(&mut self, seed: u64, opts: RunOptions) -> RunOutput {
+                match &*self.spec {
+                    $( WorldSpec::$variant(p) => {
+                        let mut sim = match std::mem::replace(&mut self.slot, Slot::Empty) {
+                            Slot::$variant(sim) => Some(sim),
+                            _ => None,
+                        };
+                        let out = run_reusing::<$module::$model>(p, seed, opts, &mut sim);
+                        if let Some(sim) = sim {
+                            self.slot = Slot::$variant(sim);
+                        }
+                        out
+                    } )*
+                }
             }
         }
     };
@@ -228,6 +275,17 @@ pub trait Model: Sized + 'static {
     /// What the run keeps for its caller, from the world at the end.
     fn detail(p: &Self::Params, w: Self::World, end: SimTime) -> Self::Detail;
 
+    /// Whether [`Self::reset`] rebuilds a finished run's world in place, so that a worker
+    /// running many replicates of one parameter set reuses one world and its allocations
+    /// ([`WorldSpec::runner`]). Default: no, every run builds its world afresh.
+    const REUSES_WORLD: bool = false;
+    /// Make `sim`'s world, left by a finished run of these same parameters `p`, the world of
+    /// a fresh run seeded with `seed` (`logs` as for [`Self::simulation`]), and schedule its
+    /// initial events on `sim`, which is already [`Simulation::restart`]ed: the run that
+    /// follows must be exactly the one [`Self::simulation`] starts, digest included. Called
+    /// only when [`Self::REUSES_WORLD`].
+    fn reset(_p: &Self::Params, _seed: u64, _logs: bool, _sim: &mut Simulation<Self::World>) {}
+
     /// The metrics a run reports, in order.
     fn metric_defs() -> Vec<MetricDef> {
         <Self::Metrics as MetricSet>::DEFS.to_vec()
@@ -273,7 +331,49 @@ pub fn run_detailed<M: Model>(p: &M::Params, seed: u64, opts: RunOptions) -> Run
 /// end-of-run accounting, close with the metrics (digested by name, in declaration order),
 /// then the report, the artifacts and the details.
 pub fn run_with<M: Model>(p: &M::Params, seed: u64, opts: RunOptions, logs: bool) -> Run<M> {
-    let mut sim = M::simulation(p, seed, opts.trace, logs || opts.report);
+    let report = opts.report;
+    let mut sim = M::simulation(p, seed, opts.trace, logs || report);
+    let (output, end) = simulate::<M>(p, &mut sim, report);
+    Run {
+        output,
+        detail: M::detail(p, sim.world, end),
+        end,
+    }
+}
+
+/// [`run_with`] (without logs or details) on the simulation `slot` holds from an earlier run
+/// of the same parameters `p`, when the model resets its world in place
+/// ([`Model::REUSES_WORLD`]; else a fresh one is built). The simulation is left in `slot`
+/// for the next run. The output is the one [`run_with`] gives.
+pub fn run_reusing<M: Model>(
+    p: &M::Params,
+    seed: u64,
+    opts: RunOptions,
+    slot: &mut Option<Simulation<M::World>>,
+) -> RunOutput {
+    let report = opts.report;
+    let mut sim = match slot.take() {
+        Some(mut sim) if M::REUSES_WORLD => {
+            sim.restart(opts.trace);
+            M::reset(p, seed, report, &mut sim);
+            sim
+        }
+        _ => M::simulation(p, seed, opts.trace, report),
+    };
+    let (output, _) = simulate::<M>(p, &mut sim, report);
+    if M::REUSES_WORLD {
+        *slot = Some(sim);
+    }
+    output
+}
+
+/// The steps of a run after its world is built: simulate to the horizon, end-of-run
+/// accounting, the metrics and the digest, then the report and the artifacts.
+fn simulate<M: Model>(
+    p: &M::Params,
+    sim: &mut Simulation<M::World>,
+    report: bool,
+) -> (RunOutput, SimTime) {
     let horizon = M::horizon(p, &sim.world);
     sim.run_until(horizon);
     let (end, events) = (sim.now(), sim.events());
@@ -281,20 +381,16 @@ pub fn run_with<M: Model>(p: &M::Params, seed: u64, opts: RunOptions, logs: bool
     M::finish(p, w, draws);
     let values = M::metrics(p, &sim.world, end, events).values();
     let defs = <M::Metrics as MetricSet>::DEFS;
-    let (world, fin) = sim.close_with_metrics(defs.iter().map(|d| d.name), values);
-    let (report, artifacts) = if opts.report {
+    let fin = sim.end_with_metrics(defs.iter().map(|d| d.name), values);
+    let (report, artifacts) = if report {
         (
-            Some(M::report(p, &world, &fin)),
-            M::artifacts(p, &world, end),
+            Some(M::report(p, &sim.world, &fin)),
+            M::artifacts(p, &sim.world, end),
         )
     } else {
         (None, vec![])
     };
-    Run {
-        output: RunOutput::new(fin, defs, report, artifacts),
-        detail: M::detail(p, world, end),
-        end,
-    }
+    (RunOutput::new(fin, defs, report, artifacts), end)
 }
 
 #[cfg(test)]

@@ -160,6 +160,17 @@ impl<W: World> Simulation<W> {
             events: 0,
         }
     }
+    /// Start a new run with `trace` on this simulation: time zero, no event handled, nothing
+    /// pending (the queue keeps its allocation), the world left as it is. For a model that
+    /// resets its world in place for the next run ([`crate::model::Model::reset`]), which
+    /// then schedules the initial events.
+    pub fn restart(&mut self, trace: Trace) {
+        self.sched.queue.clear();
+        self.sched.now = SimTime::ZERO;
+        self.sched.stopped = false;
+        self.sched.trace = trace;
+        self.events = 0;
+    }
     /// Schedule an event from outside the world (initial events).
     pub fn schedule(&mut self, at: SimTime, event: W::Event) {
         self.sched.at(at, event);
@@ -239,6 +250,17 @@ impl<W: World> Simulation<W> {
         names: impl IntoIterator<Item = &'a str>,
         values: Vec<f64>,
     ) -> (W, RunEnd) {
+        let end = self.end_with_metrics(names, values);
+        (self.world, end)
+    }
+
+    /// [`Self::close_with_metrics`] keeping the simulation (for a world reused by the next
+    /// run, after [`Self::restart`]); the trace is spent: restart before running again.
+    pub fn end_with_metrics<'a>(
+        &mut self,
+        names: impl IntoIterator<Item = &'a str>,
+        values: Vec<f64>,
+    ) -> RunEnd {
         let mut n = 0usize;
         for (i, name) in names.into_iter().enumerate() {
             let v = *values
@@ -249,15 +271,14 @@ impl<W: World> Simulation<W> {
         }
         assert_eq!(n, values.len(), "more metric values than metric names");
         let trace = &mut self.sched.trace;
-        let end = RunEnd {
+        RunEnd {
             end: self.sched.now,
             events: self.events,
             trace_error: trace.finish().err().map(|e| e.to_string()),
             digest: trace.digest_hex(),
             metrics: values,
             sealed: Sealed,
-        };
-        (self.world, end)
+        }
     }
 }
 

@@ -132,9 +132,11 @@ impl<E: Copy> EventQueue<E> {
         Some((SimTime(top.time), top.event))
     }
 
-    /// Drop every pending event.
+    /// Drop every pending event and start the sequence over (nothing pending is left to
+    /// order against), keeping the allocation: the queue of a fresh run.
     pub fn clear(&mut self) {
         self.heap.clear();
+        self.seq = 0;
     }
 }
 

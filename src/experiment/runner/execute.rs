@@ -6,7 +6,7 @@ use crate::experiment::layout::{format_row, runs_header, RowChecker};
 use crate::experiment::plan::Plan;
 use crate::io::csv::{csv_line, Record, Records};
 use crate::io::{self, write_atomic, FileWriter};
-use crate::model::RunOptions;
+use crate::model::{RunOptions, SpecRunner};
 use crate::sim::rng::replicate_seed;
 use anyhow::{anyhow, bail, Result};
 use rayon::prelude::*;
@@ -16,12 +16,41 @@ use std::path::Path;
 
 /// Simulate job `j` and format its `runs.csv` row; also returns the events handled.
 pub fn job_row(plan: &Plan, j: u64) -> (Vec<u8>, u64) {
-    let reps = plan.replicates();
-    let p = &plan.points[(j / reps) as usize];
-    let s = replicate_seed(plan.experiment.seed, j % reps);
-    let r = p.world.run(s, RunOptions::default());
-    let events = r.events;
-    (format_row(plan, j, s, r), events)
+    JobRunner::new(plan).row(j)
+}
+
+/// One worker's jobs: the runner of the point it is on, so that consecutive jobs of one
+/// point reuse one world where the model can (`WorldSpec::runner`). The rows are those of
+/// [`job_row`].
+pub struct JobRunner<'a> {
+    plan: &'a Plan,
+    point: Option<(usize, SpecRunner<'a>)>,
+}
+
+impl<'a> JobRunner<'a> {
+    /// A worker on `plan`, on no point yet.
+    pub fn new(plan: &'a Plan) -> Self {
+        JobRunner { plan, point: None }
+    }
+
+    /// Simulate job `j` and format its `runs.csv` row; also returns the events handled.
+    pub fn row(&mut self, j: u64) -> (Vec<u8>, u64) {
+        let plan = self.plan;
+        let reps = plan.replicates();
+        let i = (j / reps) as usize;
+        let s = replicate_seed(plan.experiment.seed, j % reps);
+        let runner = match &mut self.point {
+            Some((k, r)) if *k == i => r,
+            slot => {
+                &mut slot
+                    .insert((i, SpecRunner::new(plan.points[i].world.spec())))
+                    .1
+            }
+        };
+        let r = runner.run(s, RunOptions::default());
+        let events = r.events;
+        (format_row(plan, j, s, r), events)
+    }
 }
 
 pub(super) fn state_json(plan: &Plan, shard: Option<(u64, u64)>) -> String {
@@ -222,11 +251,14 @@ pub(super) fn simulate(
         // in job order.
         let results: Vec<(Vec<u8>, u64)> = pool.install(|| {
             jobs.par_iter()
-                .map(|&j| {
-                    let r = job_row(plan, j);
-                    bar.inc(1);
-                    r
-                })
+                .map_init(
+                    || JobRunner::new(plan),
+                    |w, &j| {
+                        let r = w.row(j);
+                        bar.inc(1);
+                        r
+                    },
+                )
                 .collect()
         });
         for (line, ev) in results {

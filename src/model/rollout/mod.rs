@@ -64,6 +64,7 @@ pub mod event;
 pub mod metrics;
 pub mod operator;
 pub mod params;
+mod reuse;
 pub mod tablet;
 pub mod vtgate;
 pub mod workload;
@@ -143,6 +144,11 @@ impl Model for Rollout {
     }
     fn simulation(p: &RolloutParams, seed: u64, trace: Trace, logs: bool) -> Simulation<Self::World> {
         RolloutWorld::simulation_with_logs(p, seed, trace, logs)
+    }
+    /// A worker's runs of one parameter set reuse one world (`reuse.rs`).
+    const REUSES_WORLD: bool = true;
+    fn reset(_p: &RolloutParams, seed: u64, logs: bool, sim: &mut Simulation<RolloutWorld>) {
+        RolloutWorld::reset_in(sim, seed, logs);
     }
     fn horizon(p: &RolloutParams, _w: &RolloutWorld) -> SimTime {
         SimTime::ZERO + p.horizon

@@ -455,32 +455,7 @@ impl RolloutWorld {
                 world.views[i].primary = world.tablets[t].primary;
             }
         }
-        if let Some(shape) = world.shape.take() {
-            // A vtgate has no health check on a tablet of a cell it does not watch.
-            for g in 0..m {
-                for t in 0..n {
-                    if !shape.watches(g, t) {
-                        let i = world.vi(g, t);
-                        let v = &mut world.views[i];
-                        v.hc_addr = NONE;
-                        v.connected = false;
-                        v.serving = false;
-                        v.primary = false;
-                    }
-                }
-            }
-            world.shape = Some(shape);
-            // The routes start in the state the watched tablets give (a vtgate that sees no
-            // replica it may route to is exposed from the start).
-            for g in 0..m {
-                for sh in 0..s_n {
-                    let (read, write_ok) = world.route_state(g, sh);
-                    let r = &mut world.routes[g * s_n + sh];
-                    r.read = read;
-                    r.write_ok = write_ok;
-                }
-            }
-        }
+        world.mask_unwatched();
         let releases = world.plan_rollout();
 
         let mut sim = Simulation::with_trace(world, trace);
@@ -507,6 +482,40 @@ impl RolloutWorld {
             }
         }
         sim
+    }
+
+    /// Cells: a vtgate has no health check on a tablet of a cell it does not watch, and its
+    /// routes start in the state its watched tablets give (one cell: nothing to do). Used by
+    /// the constructor and by the reset (`reuse.rs`), on views and routes in their
+    /// all-connected start state.
+    pub(crate) fn mask_unwatched(&mut self) {
+        let (m, n, s_n) = (self.vtgates.len(), self.tablets.len(), self.p.shards as usize);
+    if let Some(shape) = self.shape.take() {
+        // A vtgate has no health check on a tablet of a cell it does not watch.
+        for g in 0..m {
+            for t in 0..n {
+                if !shape.watches(g, t) {
+                    let i = self.vi(g, t);
+                    let v = &mut self.views[i];
+                    v.hc_addr = NONE;
+                    v.connected = false;
+                    v.serving = false;
+                    v.primary = false;
+                }
+            }
+        }
+        self.shape = Some(shape);
+        // The routes start in the state the watched tablets give (a vtgate that sees no
+        // replica it may route to is exposed from the start).
+        for g in 0..m {
+            for sh in 0..s_n {
+                let (read, write_ok) = self.route_state(g, sh);
+                let r = &mut self.routes[g * s_n + sh];
+                r.read = read;
+                r.write_ok = write_ok;
+            }
+        }
+    }
     }
 
     /// Keep `note` for the logs (a no-op unless the run keeps them).
