@@ -12,7 +12,7 @@ use crate::experiment::files::{Mark, Stat};
 use crate::experiment::hooks::abort_in_outputs_hook;
 use crate::experiment::layout::RowChecker;
 use crate::experiment::plan::Plan;
-use crate::io::csv::{Record, Records};
+use crate::io::csv::{Next, Record, Records};
 use crate::io::write;
 use crate::model::MetricKind;
 use crate::sketch::QuantileSketch;
@@ -192,10 +192,12 @@ pub fn finalize(plan: &Plan, dir: &Path) -> Result<()> {
     // runs digest), without BLAKE3's per-call cost on 65-byte updates.
     let mut digest_buf: Vec<u8> = Vec::with_capacity(64 * 1024 + 128);
     let mut events_total: u64 = 0;
+    // One buffer for every row (no allocation per row).
+    let mut bytes: Vec<u8> = Vec::with_capacity(1024);
     for j in 0..plan.jobs() {
-        let (bytes, line) = match rec.next_record()? {
-            Record::Row(b, line) => (b, line),
-            Record::Torn(_) | Record::End => bail!(
+        let line = match rec.next_into(&mut bytes)? {
+            Next::Row(line) => line,
+            Next::Torn | Next::End => bail!(
                 "{}: {j} rows for {} jobs; the run is incomplete",
                 runs.display(),
                 plan.jobs()
