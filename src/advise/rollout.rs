@@ -12,7 +12,7 @@
 //! safe T is exactly the gate A (`tests/advise.rs` checks the preset finds it). The default
 //! model's restart and readiness delays give some margin beyond A.
 
-use super::{prepare, Ask, Direction, ModelSampler, Outcome, Search, Want};
+use super::{prepare, Ask, Direction, ModelSampler, Outcome, Search, SearchBudget, Want};
 use crate::experiment::plan::{duration_label, with_overrides, OverrideError};
 use crate::model::WorldSpec;
 use crate::sim::SimDuration;
@@ -44,13 +44,9 @@ pub struct Today {
     /// Step [default: 1s].
     pub step: Option<String>,
     /// First batch, most runs per candidate, budget, seed: as in [`Ask`].
-    pub batch: Option<u64>,
-    /// See [`Ask::max_runs`].
-    pub max_runs: Option<u64>,
-    /// See [`Ask::budget`].
-    pub budget: Option<u64>,
-    /// See [`Ask::seed`].
-    pub seed: u64,
+    pub search: SearchBudget,
+    /// The search's error [default: 5 %] (the frontier preset splits it over its gates).
+    pub alpha: Option<f64>,
 }
 
 /// The search of today's preset on the rollout model `world`.
@@ -90,11 +86,10 @@ pub fn today(world: &WorldSpec, q: &Today) -> Result<(Search, ModelSampler), Str
                 .unwrap_or_else(|| format!("1s..{}", duration_label(top))),
         ),
         step: Some(q.step.clone().unwrap_or_else(|| "1s".into())),
-        batch: q.batch,
-        max_runs: q.max_runs,
-        budget: q.budget,
-        seed: q.seed,
+        search: q.search.clone(),
         costs: COSTS.iter().map(|s| s.to_string()).collect(),
+        exceeds: None,
+        alpha: q.alpha,
     };
     prepare(&base, &ask)
 }
