@@ -572,7 +572,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     target_risk,
                     rollouts,
                     &step,
-                    seed,
+                    budget,
+                    &mf.name,
+                    json,
                     &pool,
                 );
             }
@@ -625,23 +627,16 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 s.budget
             );
             let t0 = Instant::now();
+            let ticker = std::sync::Mutex::new(Ticker::new());
             let o = pool.install(|| {
-                advise::search(&s, |c, r| sampler.sample(c, r), &mut |t, total| {
-                    eprintln!(
-                        "vtsim advise: {}={}: {} after {} runs (estimate {}, decision interval \
-                         [{}, {}]); {} runs so far, {:.1} s",
-                        s.knob,
-                        t.value.label,
-                        t.decision.word(),
-                        t.runs,
-                        advise::num(t.estimate),
-                        advise::num(t.ci_decision.0),
-                        advise::num(t.ci_decision.1),
-                        total,
-                        t0.elapsed().as_secs_f64()
-                    )
-                })
+                advise::search_with(
+                    &s,
+                    |c, r| sampler.sample(c, r),
+                    &mut |t, total| lock(&ticker).decided(&s, t, total),
+                    &mut |c, n| lock(&ticker).runs(&s.knob, &s.candidates[c].label, n),
+                )
             });
+            lock(&ticker).finish();
             if json {
                 let mut v = advise::to_json(&mf.name, world.kind(), &s, &o);
                 if let Some(q) = &today {
@@ -847,7 +842,9 @@ fn advise_gate(
     target_risk: f64,
     rollouts: Option<u64>,
     step: &str,
-    seed: u64,
+    search: advise::SearchBudget,
+    model_name: &str,
+    json: bool,
     pool: &rayon::ThreadPool,
 ) -> Result<ExitCode> {
     use vtsim::model::rollout::advise as gate;
@@ -859,15 +856,142 @@ fn advise_gate(
     if vtgates == 0 {
         return Err(bad("--vtgates must be at least 1"));
     }
-    let n = gate::check_request(refresh, step, target_risk, rollouts).map_err(bad)?;
-    eprintln!("vtsim advise: {n} rollouts per gate, scanning in steps of {step}...");
+    gate::check_request(refresh, step, target_risk, rollouts).map_err(bad)?;
+    let q = advise::rollout::GateFor {
+        refresh,
+        vtgates,
+        target: target_risk,
+        step,
+        search: advise::SearchBudget {
+            batch: search.batch.or(rollouts.map(|n| n.min(100))),
+            max_runs: search.max_runs.or(rollouts),
+            ..search
+        },
+    };
+    eprintln!(
+        "vtsim advise: gates 0s..{} in steps of {}, the engine's sequential test...",
+        vtsim::experiment::plan::duration_label(gate::max_gate(refresh)),
+        vtsim::experiment::plan::duration_label(step)
+    );
     let t0 = Instant::now();
+    let ticker = std::sync::Mutex::new(Ticker::new());
     let a = pool
-        .install(|| gate::advise(world, refresh, vtgates, target_risk, n, step, seed))
+        .install(|| {
+            advise::rollout::gate_for(
+                world,
+                &q,
+                &mut |s, t, n| lock(&ticker).decided(s, t, n),
+                &mut |s, c, n| lock(&ticker).runs(&s.knob, &s.candidates[c].label, n),
+            )
+        })
         .map_err(bad)?;
-    print!("{}", gate::render(&a));
+    let ticker = ticker.into_inner().unwrap_or_else(|e| e.into_inner());
+    ticker.finish();
+    if json {
+        let mut searches = vec![(&a.scan.0, &a.scan.1)];
+        let _ = &mut searches;
+        let refs: Vec<serde_json::Value> = a
+            .references
+            .iter()
+            .map(|(l, t)| {
+                serde_json::json!({"label": l, "gate": t.value.label, "gate_s": t.value.x,
+                    "estimate": t.estimate, "ci95": [t.ci95.0, t.ci95.1], "runs": t.runs,
+                    "decision": t.decision.word(), "rollout_duration_s": t.costs[1]})
+            })
+            .collect();
+        let mut v = advise::to_json(model_name, world.kind(), &a.scan.0, &a.scan.1);
+        v["preset"] = serde_json::json!({
+            "name": "rollout-gate",
+            "refresh_s": refresh.as_secs_f64(),
+            "vtgates": vtgates,
+            "target_risk": target_risk,
+            "references": refs,
+            "runs_with_references": a.runs,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+    } else {
+        print!("{}", advise::rollout::render_gate_for(&q, &a));
+    }
     eprintln!("({:.1} s)", t0.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The ticker behind its lock (a panic elsewhere cannot leave it unusable).
+fn lock(t: &std::sync::Mutex<Ticker>) -> std::sync::MutexGuard<'_, Ticker> {
+    t.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Progress of an advise search on stderr: a spinner with the runs so far on a terminal,
+/// else one line at most every 10 s; each decided candidate is one line either way.
+struct Ticker {
+    bar: Option<indicatif::ProgressBar>,
+    t0: Instant,
+    last_line: Instant,
+}
+
+impl Ticker {
+    fn new() -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = indicatif::ProgressBar::new_spinner();
+            if let Ok(st) =
+                indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+            {
+                b.set_style(st);
+            }
+            b.enable_steady_tick(std::time::Duration::from_millis(200));
+            b
+        });
+        let now = Instant::now();
+        Ticker {
+            bar,
+            t0: now,
+            last_line: now,
+        }
+    }
+
+    /// A batch of runs finished (`runs` so far in all, on candidate `label`).
+    fn runs(&mut self, knob: &str, label: &str, runs: u64) {
+        let msg = format!("{knob}={label}: {runs} runs so far");
+        match &self.bar {
+            Some(b) => b.set_message(msg),
+            None => {
+                if self.last_line.elapsed().as_secs_f64() >= 10.0 {
+                    self.last_line = Instant::now();
+                    eprintln!(
+                        "vtsim advise: {msg}, {:.0} s",
+                        self.t0.elapsed().as_secs_f64()
+                    );
+                }
+            }
+        }
+    }
+
+    /// A candidate was decided.
+    fn decided(&mut self, s: &advise::Search, t: &advise::Tested, total: u64) {
+        let line = format!(
+            "vtsim advise: {}={}: {} after {} runs (estimate {}, decision interval [{}, {}]); \
+             {} runs so far, {:.1} s",
+            s.knob,
+            t.value.label,
+            t.decision.word(),
+            t.runs,
+            advise::num(t.estimate),
+            advise::num(t.ci_decision.0),
+            advise::num(t.ci_decision.1),
+            total,
+            self.t0.elapsed().as_secs_f64()
+        );
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
 }
 
 fn replay(

@@ -534,13 +534,28 @@ struct Acc {
     digest0: String,
 }
 
-/// Runs evaluated per parallel chunk (bounds the memory of a large batch).
-const CHUNK: u64 = 1 << 14;
+/// Runs evaluated per parallel chunk (bounds the memory of a large batch, and sets how often
+/// [`search_with`]'s `tick` hears of progress).
+const CHUNK: u64 = 1 << 12;
 
 /// Run the search with `sample(candidate, replicate)`; `progress` hears each decided
 /// candidate. The result is the same for any number of threads (sums are taken in replicate
 /// order).
 pub fn search<F>(s: &Search, sample: F, progress: &mut dyn FnMut(&Tested, u64)) -> Outcome
+where
+    F: Fn(usize, u64) -> Sample + Sync,
+{
+    search_with(s, sample, progress, &mut |_, _| {})
+}
+
+/// [`search`], with `tick(candidate, runs so far)` after every chunk of runs (for a progress
+/// display within a long candidate).
+pub fn search_with<F>(
+    s: &Search,
+    sample: F,
+    progress: &mut dyn FnMut(&Tested, u64),
+    tick: &mut dyn FnMut(usize, u64),
+) -> Outcome
 where
     F: Fn(usize, u64) -> Sample + Sync,
 {
@@ -585,6 +600,7 @@ where
                         *a += v;
                     }
                 }
+                tick(c, runs + (hi - acc.n));
                 r = hi;
             }
             runs += more;
@@ -913,8 +929,24 @@ pub fn run_one(
     tied: &dyn Fn(&KnobValue) -> Vec<(String, Value)>,
     progress: &mut dyn FnMut(&Search, &Tested, u64),
 ) -> Result<(Search, Outcome), String> {
+    run_one_ticked(world, ask, tied, progress, &mut |_, _, _| {})
+}
+
+/// [`run_one`] with `tick(search, candidate, runs so far)` after every chunk of runs.
+pub fn run_one_ticked(
+    world: &WorldSpec,
+    ask: &Ask,
+    tied: &dyn Fn(&KnobValue) -> Vec<(String, Value)>,
+    progress: &mut dyn FnMut(&Search, &Tested, u64),
+    tick: &mut dyn FnMut(&Search, usize, u64),
+) -> Result<(Search, Outcome), String> {
     let (s, m) = prepare_with(world, ask, tied)?;
-    let o = search(&s, |c, r| m.sample(c, r), &mut |t, n| progress(&s, t, n));
+    let o = search_with(
+        &s,
+        |c, r| m.sample(c, r),
+        &mut |t, n| progress(&s, t, n),
+        &mut |c, n| tick(&s, c, n),
+    );
     Ok((s, o))
 }
 
