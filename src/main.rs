@@ -206,6 +206,50 @@ enum Cmd {
         /// Print the answer as JSON (schema vtsim.advise, docs/outputs.md).
         #[arg(long)]
         json: bool,
+        /// With --knob: judge the 0/1 event `metric > X` (p99 below B is P(metric > B) below
+        /// 0.01).
+        #[arg(long, value_name = "X")]
+        exceeds: Option<f64>,
+        /// A preset question: rollout-frontier, connpool, site-poller, proxysql
+        /// (docs/advise.md).
+        #[arg(long, value_name = "NAME", value_parser = ["rollout-frontier", "connpool", "site-poller", "proxysql"])]
+        preset: Option<String>,
+        /// rollout-frontier: the gates [default: 10s,20s,30s,45s,60s,90s].
+        #[arg(long, value_name = "LIST")]
+        gates: Option<String>,
+        /// rollout-frontier: the folder for rollout-frontier.png/.svg [default: advise-out].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// site-poller: poll intervals [default: 1s,2s,5s,10s].
+        #[arg(long, value_name = "LIST")]
+        intervals: Option<String>,
+        /// site-poller: per-probe transient error probability.
+        #[arg(long, default_value_t = 0.01)]
+        probe_error: f64,
+        /// site-poller: most false Unreachable transitions per day, all sites.
+        #[arg(long, default_value_t = 1.0)]
+        false_alarms_per_day: f64,
+        /// site-poller: the second fault's detection p99 must be below this.
+        #[arg(long, default_value = "75s", value_name = "DURATION")]
+        detect_budget: String,
+        /// site-poller: how long the first site has been down when the second dies.
+        #[arg(long, default_value = "5m", value_name = "DURATION")]
+        first_down: String,
+        /// site-poller: the largest failureThreshold tried.
+        #[arg(long, default_value_t = 8)]
+        max_threshold: u32,
+        /// connpool: variants [default: Unfixed,OnlyA,OnlyB,Fixed].
+        #[arg(long, value_name = "LIST")]
+        variants: Option<String>,
+        /// connpool: offered requests/s for the smallest-capacity search.
+        #[arg(long, default_value_t = 3000.0)]
+        load_rps: f64,
+        /// proxysql: mysql-connect_timeout_server_max, the user's connect budget.
+        #[arg(long, default_value = "10s", value_name = "DURATION")]
+        connect_budget: String,
+        /// proxysql: the most read errors per replica-loss event accepted.
+        #[arg(long, default_value_t = 2.0)]
+        max_reads_lost: f64,
     },
     /// Measure the kernel (hold model vs a bare BinaryHeap) and sweep scaling.
     Bench {
@@ -480,30 +524,83 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             seed,
             threads,
             json,
+            exceeds,
+            preset,
+            gates,
+            out,
+            intervals,
+            probe_error,
+            false_alarms_per_day,
+            detect_budget,
+            first_down,
+            max_threshold,
+            variants,
+            load_rps,
+            connect_budget,
+            max_reads_lost,
         } => {
-            let forms = [knob.is_some(), gate.is_some(), refresh_interval.is_some()];
+            let forms = [
+                knob.is_some(),
+                gate.is_some(),
+                refresh_interval.is_some(),
+                preset.is_some(),
+            ];
             match forms.iter().filter(|&&f| f).count() {
                 0 => {
                     return Err(bad(
                         "advise needs one of --knob PATH (any model and knob), --gate DURATION \
-                         (rollout: the largest safe refresh interval under a gate) or \
-                         --refresh-interval DURATION (rollout: the smallest safe gate)",
+                         (rollout: the largest safe refresh interval under a gate), \
+                         --refresh-interval DURATION (rollout: the smallest safe gate) or \
+                         --preset NAME (rollout-frontier, connpool, site-poller, proxysql)",
                     ))
                 }
                 1 => {}
                 _ => {
                     return Err(bad(
-                        "give only one of --knob, --gate and --refresh-interval",
+                        "give only one of --knob, --gate, --refresh-interval and --preset",
                     ))
                 }
             }
             let threads = check_threads(threads)?;
+            let default_model = match preset.as_deref() {
+                Some("connpool") => "connpool-default",
+                Some("site-poller") => "playground",
+                Some("proxysql") => "proxysql-reader-fallback",
+                _ => "rollout-default",
+            };
             let mf = match &model {
                 Some(p) => load_model_arg(p)?,
-                None => builtin_model("rollout-default"),
+                None => builtin_model(default_model),
             };
             let world = replay::with_sets(&mf.world, &sets)?;
             let pool = thread_pool(threads)?;
+            let budget = advise::SearchBudget {
+                batch,
+                max_runs,
+                budget,
+                seed,
+            };
+            if let Some(name) = preset {
+                let p = PresetArgs {
+                    name,
+                    vtgates,
+                    target,
+                    target_risk,
+                    gates,
+                    out,
+                    intervals,
+                    probe_error,
+                    false_alarms_per_day,
+                    detect_budget,
+                    first_down,
+                    max_threshold,
+                    variants,
+                    load_rps,
+                    connect_budget,
+                    max_reads_lost,
+                };
+                return advise_preset(&mf.name, &world, &p, budget, json, &pool);
+            }
             if let Some(refresh_interval) = refresh_interval {
                 let step = step.unwrap_or_else(|| "5s".into());
                 let vtgates = vtgates.ok_or_else(|| bad("--refresh-interval needs --vtgates N"))?;
@@ -514,7 +611,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     target_risk,
                     rollouts,
                     &step,
-                    seed,
+                    budget,
+                    &mf.name,
+                    json,
                     &pool,
                 );
             }
@@ -527,10 +626,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     target: target.unwrap_or(target_risk),
                     range,
                     step,
-                    batch,
-                    max_runs,
-                    budget,
-                    seed,
+                    search: budget,
+                    alpha: None,
                 };
                 let (s, m) = advise::rollout::today(&world, &q).map_err(bad)?;
                 (s, m, Some(q))
@@ -551,11 +648,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     },
                     range,
                     step,
-                    batch,
-                    max_runs,
-                    budget,
-                    seed,
+                    search: budget,
                     costs,
+                    exceeds,
+                    alpha: None,
                 };
                 let (s, m) = advise::prepare(&world, &ask).map_err(bad)?;
                 (s, m, None)
@@ -570,23 +666,16 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 s.budget
             );
             let t0 = Instant::now();
+            let ticker = std::sync::Mutex::new(Ticker::new());
             let o = pool.install(|| {
-                advise::search(&s, |c, r| sampler.sample(c, r), &mut |t, total| {
-                    eprintln!(
-                        "vtsim advise: {}={}: {} after {} runs (estimate {}, decision interval \
-                         [{}, {}]); {} runs so far, {:.1} s",
-                        s.knob,
-                        t.value.label,
-                        t.decision.word(),
-                        t.runs,
-                        advise::num(t.estimate),
-                        advise::num(t.ci_decision.0),
-                        advise::num(t.ci_decision.1),
-                        total,
-                        t0.elapsed().as_secs_f64()
-                    )
-                })
+                advise::search_with(
+                    &s,
+                    |c, r| sampler.sample(c, r),
+                    &mut |t, total| lock(&ticker).decided(&s, t, total),
+                    &mut |c, n| lock(&ticker).runs(&s.knob, &s.candidates[c].label, n),
+                )
             });
+            lock(&ticker).finish();
             if json {
                 let mut v = advise::to_json(&mf.name, world.kind(), &s, &o);
                 if let Some(q) = &today {
@@ -605,6 +694,184 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     }
 }
 
+/// The flags a preset reads.
+struct PresetArgs {
+    name: String,
+    vtgates: Option<u32>,
+    target: Option<f64>,
+    target_risk: f64,
+    gates: Option<String>,
+    out: Option<PathBuf>,
+    intervals: Option<String>,
+    probe_error: f64,
+    false_alarms_per_day: f64,
+    detect_budget: String,
+    first_down: String,
+    max_threshold: u32,
+    variants: Option<String>,
+    load_rps: f64,
+    connect_budget: String,
+    max_reads_lost: f64,
+}
+
+/// `advise --preset NAME`: one of the preset questions, each a few engine searches.
+fn advise_preset(
+    model: &str,
+    world: &vtsim::model::WorldSpec,
+    p: &PresetArgs,
+    search: advise::SearchBudget,
+    json: bool,
+    pool: &rayon::ThreadPool,
+) -> Result<ExitCode> {
+    use vtsim::sim::SimDuration;
+    let dur = |flag: &str, v: &str| SimDuration::parse(v).map_err(|m| bad(format!("{flag}: {m}")));
+    let t0 = Instant::now();
+    let mut say = |tag: &str, s: &advise::Search, t: &advise::Tested, total: u64| {
+        eprintln!(
+            "vtsim advise: {tag}: {}={}: {} after {} runs (estimate {}); {} runs so far, {:.1} s",
+            s.knob,
+            t.value.label,
+            t.decision.word(),
+            t.runs,
+            advise::num(t.estimate),
+            total,
+            t0.elapsed().as_secs_f64()
+        )
+    };
+    let kind = world.kind();
+    let (text, doc) = match p.name.as_str() {
+        "rollout-frontier" => {
+            use advise::frontier;
+            let gates = match &p.gates {
+                Some(g) => frontier::parse_gates(g).map_err(bad)?,
+                None => frontier::DEFAULT_GATES
+                    .iter()
+                    .map(|&s| SimDuration::from_secs(s))
+                    .collect(),
+            };
+            let q = frontier::Frontier {
+                gates,
+                vtgates: p.vtgates.unwrap_or(10),
+                target: p.target.unwrap_or(p.target_risk),
+                search,
+            };
+            let res = pool
+                .install(|| {
+                    frontier::run(world, &q, &mut |g, s, t, n| {
+                        say(
+                            &format!("gate {}", vtsim::experiment::plan::duration_label(g)),
+                            s,
+                            t,
+                            n,
+                        )
+                    })
+                })
+                .map_err(bad)?;
+            let dir = p.out.clone().unwrap_or_else(|| PathBuf::from("advise-out"));
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| bad(format!("--out {}: {e}", dir.display())))?;
+            let runs: u64 = res.iter().map(|g| g.outcome.runs).sum();
+            let footer = format!(
+                "vtsim {} · {model} · advise --preset rollout-frontier --vtgates {} · {runs} runs · seed {:#x}",
+                env!("CARGO_PKG_VERSION"),
+                q.vtgates,
+                q.search.seed
+            );
+            vtsim::chart::draw_files_footed(
+                &frontier::chart(&q, &res),
+                &dir,
+                "rollout-frontier",
+                &footer,
+            )?;
+            let mut text = frontier::render(model, &q, &res);
+            text.push_str(&format!(
+                "Chart: {}/rollout-frontier.png (and .svg).\n",
+                dir.display()
+            ));
+            let searches: Vec<_> = res.iter().map(|g| (&g.search, &g.outcome)).collect();
+            let mut pj = frontier::preset_json(&q, &res);
+            pj["chart"] = serde_json::json!([
+                dir.join("rollout-frontier.png").display().to_string(),
+                dir.join("rollout-frontier.svg").display().to_string()
+            ]);
+            (text, advise::preset_doc(model, kind, pj, &searches))
+        }
+        "site-poller" => {
+            use advise::site_poller as sp;
+            let intervals = match &p.intervals {
+                Some(s) => sp::parse_intervals(s).map_err(bad)?,
+                None => sp::DEFAULT_INTERVALS
+                    .iter()
+                    .map(|&s| SimDuration::from_secs(s))
+                    .collect(),
+            };
+            let q = sp::Question {
+                intervals,
+                max_threshold: p.max_threshold,
+                probe_error: p.probe_error,
+                false_per_day: p.false_alarms_per_day,
+                detect_budget: dur("--detect-budget", &p.detect_budget)?,
+                first_down: dur("--first-down", &p.first_down)?,
+                search,
+            };
+            let rows = pool.install(|| sp::run(world, &q, &mut say)).map_err(bad)?;
+            let searches: Vec<_> = rows
+                .iter()
+                .flat_map(|r| [(&r.quiet.0, &r.quiet.1), (&r.fast.0, &r.fast.1)])
+                .collect();
+            (
+                sp::render(model, world, &q, &rows),
+                advise::preset_doc(model, kind, sp::preset_json(world, &q, &rows), &searches),
+            )
+        }
+        "connpool" => {
+            use advise::connpool as cp;
+            let variants = match &p.variants {
+                Some(s) => cp::parse_variants(s).map_err(bad)?,
+                None => cp::VARIANTS.iter().map(|s| s.to_string()).collect(),
+            };
+            let q = cp::Question {
+                variants,
+                load_rps: p.load_rps,
+                search,
+            };
+            let rows = pool.install(|| cp::run(world, &q, &mut say)).map_err(bad)?;
+            let searches: Vec<_> = rows
+                .iter()
+                .flat_map(|r| {
+                    std::iter::once((&r.load.0, &r.load.1))
+                        .chain(r.capacity.as_ref().map(|c| (&c.0, &c.1)))
+                })
+                .collect();
+            (
+                cp::render(model, world, &q, &rows),
+                advise::preset_doc(model, kind, cp::preset_json(&q, &rows), &searches),
+            )
+        }
+        _ => {
+            use advise::proxysql as px;
+            let q = px::Question {
+                connect_budget: dur("--connect-budget", &p.connect_budget)?,
+                max_reads_lost: p.max_reads_lost,
+                search,
+            };
+            let rows = pool.install(|| px::run(world, &q, &mut say)).map_err(bad)?;
+            let searches: Vec<_> = rows.iter().map(|r| (&r.result.0, &r.result.1)).collect();
+            (
+                px::render(model, &q, &rows),
+                advise::preset_doc(model, kind, px::preset_json(&q, &rows), &searches),
+            )
+        }
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+    } else {
+        print!("{text}");
+    }
+    eprintln!("({:.1} s)", t0.elapsed().as_secs_f64());
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `advise --refresh-interval`: the smallest safe gate for a refresh interval.
 #[allow(clippy::too_many_arguments)]
 fn advise_gate(
@@ -614,7 +881,9 @@ fn advise_gate(
     target_risk: f64,
     rollouts: Option<u64>,
     step: &str,
-    seed: u64,
+    search: advise::SearchBudget,
+    model_name: &str,
+    json: bool,
     pool: &rayon::ThreadPool,
 ) -> Result<ExitCode> {
     use vtsim::model::rollout::advise as gate;
@@ -626,15 +895,142 @@ fn advise_gate(
     if vtgates == 0 {
         return Err(bad("--vtgates must be at least 1"));
     }
-    let n = gate::check_request(refresh, step, target_risk, rollouts).map_err(bad)?;
-    eprintln!("vtsim advise: {n} rollouts per gate, scanning in steps of {step}...");
+    gate::check_request(refresh, step, target_risk, rollouts).map_err(bad)?;
+    let q = advise::rollout::GateFor {
+        refresh,
+        vtgates,
+        target: target_risk,
+        step,
+        search: advise::SearchBudget {
+            batch: search.batch.or(rollouts.map(|n| n.min(100))),
+            max_runs: search.max_runs.or(rollouts),
+            ..search
+        },
+    };
+    eprintln!(
+        "vtsim advise: gates 0s..{} in steps of {}, the engine's sequential test...",
+        vtsim::experiment::plan::duration_label(gate::max_gate(refresh)),
+        vtsim::experiment::plan::duration_label(step)
+    );
     let t0 = Instant::now();
+    let ticker = std::sync::Mutex::new(Ticker::new());
     let a = pool
-        .install(|| gate::advise(world, refresh, vtgates, target_risk, n, step, seed))
+        .install(|| {
+            advise::rollout::gate_for(
+                world,
+                &q,
+                &mut |s, t, n| lock(&ticker).decided(s, t, n),
+                &mut |s, c, n| lock(&ticker).runs(&s.knob, &s.candidates[c].label, n),
+            )
+        })
         .map_err(bad)?;
-    print!("{}", gate::render(&a));
+    let ticker = ticker.into_inner().unwrap_or_else(|e| e.into_inner());
+    ticker.finish();
+    if json {
+        let mut searches = vec![(&a.scan.0, &a.scan.1)];
+        let _ = &mut searches;
+        let refs: Vec<serde_json::Value> = a
+            .references
+            .iter()
+            .map(|(l, t)| {
+                serde_json::json!({"label": l, "gate": t.value.label, "gate_s": t.value.x,
+                    "estimate": t.estimate, "ci95": [t.ci95.0, t.ci95.1], "runs": t.runs,
+                    "decision": t.decision.word(), "rollout_duration_s": t.costs[1]})
+            })
+            .collect();
+        let mut v = advise::to_json(model_name, world.kind(), &a.scan.0, &a.scan.1);
+        v["preset"] = serde_json::json!({
+            "name": "rollout-gate",
+            "refresh_s": refresh.as_secs_f64(),
+            "vtgates": vtgates,
+            "target_risk": target_risk,
+            "references": refs,
+            "runs_with_references": a.runs,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+    } else {
+        print!("{}", advise::rollout::render_gate_for(&q, &a));
+    }
     eprintln!("({:.1} s)", t0.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The ticker behind its lock (a panic elsewhere cannot leave it unusable).
+fn lock(t: &std::sync::Mutex<Ticker>) -> std::sync::MutexGuard<'_, Ticker> {
+    t.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Progress of an advise search on stderr: a spinner with the runs so far on a terminal,
+/// else one line at most every 10 s; each decided candidate is one line either way.
+struct Ticker {
+    bar: Option<indicatif::ProgressBar>,
+    t0: Instant,
+    last_line: Instant,
+}
+
+impl Ticker {
+    fn new() -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = indicatif::ProgressBar::new_spinner();
+            if let Ok(st) =
+                indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+            {
+                b.set_style(st);
+            }
+            b.enable_steady_tick(std::time::Duration::from_millis(200));
+            b
+        });
+        let now = Instant::now();
+        Ticker {
+            bar,
+            t0: now,
+            last_line: now,
+        }
+    }
+
+    /// A batch of runs finished (`runs` so far in all, on candidate `label`).
+    fn runs(&mut self, knob: &str, label: &str, runs: u64) {
+        let msg = format!("{knob}={label}: {runs} runs so far");
+        match &self.bar {
+            Some(b) => b.set_message(msg),
+            None => {
+                if self.last_line.elapsed().as_secs_f64() >= 10.0 {
+                    self.last_line = Instant::now();
+                    eprintln!(
+                        "vtsim advise: {msg}, {:.0} s",
+                        self.t0.elapsed().as_secs_f64()
+                    );
+                }
+            }
+        }
+    }
+
+    /// A candidate was decided.
+    fn decided(&mut self, s: &advise::Search, t: &advise::Tested, total: u64) {
+        let line = format!(
+            "vtsim advise: {}={}: {} after {} runs (estimate {}, decision interval [{}, {}]); \
+             {} runs so far, {:.1} s",
+            s.knob,
+            t.value.label,
+            t.decision.word(),
+            t.runs,
+            advise::num(t.estimate),
+            advise::num(t.ci_decision.0),
+            advise::num(t.ci_decision.1),
+            total,
+            self.t0.elapsed().as_secs_f64()
+        );
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
 }
 
 fn replay(

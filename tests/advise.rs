@@ -7,7 +7,8 @@ mod common;
 use common::{root, stderr, vtsim_within};
 use vtsim::advise::rollout::{today, Today};
 use vtsim::advise::{
-    looks, search, Ask, Decision, Direction, KnobKind, KnobValue, Sample, Search, Want,
+    looks, search, Ask, Decision, Direction, KnobKind, KnobValue, Sample, Search, SearchBudget,
+    Want,
 };
 use vtsim::model::rollout::RolloutParams;
 use vtsim::model::{MetricKind, WorldSpec};
@@ -36,6 +37,7 @@ fn spec(c: usize, kind: MetricKind, target: f64, batch: u64, max_runs: u64, seed
         budget: 1_000_000_000,
         seed,
         costs: vec![],
+        alpha: 0.05,
     }
 }
 
@@ -188,10 +190,11 @@ fn todays_knob_preset_finds_the_closed_form_answer() {
             target: 1e-3,
             range: Some(format!("{}s..{}s", gate - 5, gate + 5)),
             step: None,
-            batch: None,
-            max_runs: None,
-            budget: None,
-            seed: 1,
+            search: SearchBudget {
+                seed: 1,
+                ..Default::default()
+            },
+            alpha: None,
         };
         let (s, m) = today(&closed_form_world(), &q).unwrap();
         let o = search(&s, |c, r| m.sample(c, r), &mut |_, _| {});
@@ -223,11 +226,15 @@ fn candidates_share_their_seeds() {
         direction: Direction::Min,
         range: Some("1s..3s".into()),
         step: Some("1s".into()),
-        batch: Some(50),
-        max_runs: Some(50),
-        budget: None,
-        seed: 9,
+        search: SearchBudget {
+            batch: Some(50),
+            max_runs: Some(50),
+            budget: None,
+            seed: 9,
+        },
         costs: vec!["bursts".into()],
+        exceeds: None,
+        alpha: None,
     };
     let (s, m) = vtsim::advise::prepare(&w, &ask).unwrap();
     let mut s = s;
@@ -378,4 +385,216 @@ fn bounds_are_refused_with_exit_2_naming_the_flag() {
             stderr(&o)
         );
     }
+}
+
+fn playground_with(sets: &[(&str, serde_json::Value)]) -> WorldSpec {
+    let w = vtsim::experiment::files::builtin_model("playground").world;
+    let sets: Vec<(String, serde_json::Value)> = sets
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    vtsim::experiment::plan::with_overrides(&w, &sets).unwrap()
+}
+
+fn mean_metric(w: &WorldSpec, name: &str, runs: u64, seed: u64) -> Vec<f64> {
+    let i = w.metric_defs().iter().position(|d| d.name == name).unwrap();
+    (0..runs)
+        .map(|r| {
+            w.run(replicate_seed(seed, r), vtsim::model::RunOptions::default())
+                .metrics[i]
+        })
+        .collect()
+}
+
+#[test]
+fn site_poller_false_alarms_match_a_run_of_k_failures() {
+    // p = 1 %, pollInterval 1 s, 3 sites (iad writable primary candidate, recoveryThreshold 2;
+    // pdx and reader read-only): per hour 3600 · p^k · (2(1 − p) + (1 − p)²).
+    use serde_json::json;
+    use vtsim::advise::site_poller::false_per_day_closed;
+    for (k, runs, tol) in [(1u32, 20u64, 0.08), (2, 300, 0.2)] {
+        let w = playground_with(&[
+            ("poller.poll_interval", json!("1s")),
+            ("poller.failure_threshold", json!(k)),
+            ("probes.flaky_p", json!(0.01)),
+            ("faults", json!([])),
+            ("horizon", json!("1h")),
+        ]);
+        let per_h = mean_metric(&w, "false_unreachable_per_h", runs, 11);
+        let mean = per_h.iter().sum::<f64>() / runs as f64;
+        let closed = false_per_day_closed(&w, 0.01, k, SimDuration::from_secs(1)) / 24.0;
+        let want = 3600.0 * 0.01f64.powi(k as i32) * (2.0 * 0.99 + 0.99 * 0.99);
+        assert!((closed / want - 1.0).abs() < 1e-9, "{closed} vs {want}");
+        assert!(
+            (mean / closed - 1.0).abs() < tol,
+            "k {k}: simulated {mean}/h vs closed form {closed}/h"
+        );
+    }
+}
+
+#[test]
+fn site_poller_second_detection_lies_within_the_backoff_bound() {
+    // pollInterval 2 s, threshold 3: with pdx down 5 min the loop polls every
+    // I = min(2 s · 2^4, 30 s) = 30 s, so iad's delay lies in (2I, 3I] = (60, 90] s plus
+    // the polls' own few milliseconds.
+    use serde_json::json;
+    let w = playground_with(&[
+        ("poller.poll_interval", json!("2s")),
+        ("poller.failure_threshold", json!(3)),
+        (
+            "faults",
+            json!([
+                {"site": "pdx", "at": "60s", "kind": {"kind": "Refused"}},
+                {"site": "iad", "at": "360s", "phase": {"kind": "Uniform", "window": "34s"},
+                 "kind": {"kind": "Refused"}},
+            ]),
+        ),
+        ("horizon", json!("520s")),
+    ]);
+    let d = mean_metric(&w, "detect_second_s", 300, 3);
+    let (lo, hi) = d
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    assert!(lo > 60.0 && hi <= 90.2, "delays in [{lo}, {hi}]");
+    // Uniform over the phase: the mean is near 75 s.
+    let mean = d.iter().sum::<f64>() / d.len() as f64;
+    assert!((mean - 75.0).abs() < 3.0, "mean {mean}");
+}
+
+#[test]
+fn site_poller_preset_finds_the_closed_form_pairs() {
+    // p = 1 %, T = 1 s, N = 1/day, budget 75 s, I = 16 s. Closed forms: false alarms/h at
+    // k = 2: 1.07 (P(any per hour) 0.66 > 1 − e^(−1/24) = 0.041: misses), k = 3: 0.011
+    // (clears); detection at k = 4 is within (48, 64] s (clears), at k = 5 within (64, 80]
+    // (P(> 75 s) ≈ 0.31: misses). So the pairs are k = 3, 4.
+    use vtsim::advise::site_poller::{run, Question};
+    let w = vtsim::experiment::files::builtin_model("playground").world;
+    let q = Question {
+        intervals: vec![SimDuration::from_secs(1)],
+        max_threshold: 6,
+        probe_error: 0.01,
+        false_per_day: 1.0,
+        detect_budget: SimDuration::from_secs(75),
+        first_down: SimDuration::from_secs(300),
+        search: SearchBudget {
+            seed: 1,
+            ..Default::default()
+        },
+    };
+    let rows = run(&w, &q, &mut |_, _, _, _| {}).unwrap();
+    let r = &rows[0];
+    assert_eq!(r.k_quiet(), Some(3));
+    assert_eq!(r.k_fast(), Some(4));
+    assert_eq!(r.pairs(), vec![3, 4]);
+    // Every threshold below the quiet answer was shown to miss, every one above the fast one.
+    assert!(r.quiet.1.tested[..2]
+        .iter()
+        .all(|t| t.decision == Decision::Misses));
+    assert!(r.fast.1.tested[..2]
+        .iter()
+        .all(|t| t.decision == Decision::Misses));
+    // The fast answer's mean delay sits inside its closed-form bound (48, 64] s.
+    let a = r.fast.1.answer().unwrap();
+    assert!(a.costs[0] > 48.0 && a.costs[0] <= 64.2, "{}", a.costs[0]);
+    // The two searches split 5 %: each at 2.5 %.
+    assert!(
+        (r.quiet.0.alpha - 0.025).abs() < 1e-12,
+        "{}",
+        r.quiet.0.alpha
+    );
+}
+
+#[test]
+fn rollout_frontier_preset_finds_the_closed_form_frontier() {
+    // Uniform phases and no delays: the largest safe refresh under gate A is A itself.
+    use vtsim::advise::frontier::{chart, preset_json, run, Frontier};
+    let q = Frontier {
+        gates: vec![SimDuration::from_secs(20), SimDuration::from_secs(30)],
+        vtgates: 10,
+        target: 1e-2,
+        search: SearchBudget {
+            seed: 2,
+            ..Default::default()
+        },
+    };
+    let res = run(&closed_form_world(), &q, &mut |_, _, _, _| {}).unwrap();
+    let xs: Vec<f64> = res
+        .iter()
+        .map(|g| g.outcome.answer().unwrap().value.x)
+        .collect();
+    assert_eq!(xs, vec![20.0, 30.0]);
+    let j = preset_json(&q, &res);
+    assert_eq!(j["frontier"][1]["polls_per_s_fleet"], 10.0 / 30.0);
+    assert!((j["alpha_per_gate"].as_f64().unwrap() - 0.025).abs() < 1e-12);
+    let d = chart(&q, &res);
+    assert!(d
+        .marks
+        .iter()
+        .any(|m| matches!(m, vtsim::chart::MarkLine::Shade { .. })));
+    let dir = tempfile::tempdir().unwrap();
+    vtsim::chart::draw_files_footed(&d, dir.path(), "rollout-frontier", "footer").unwrap();
+    assert!(
+        std::fs::metadata(dir.path().join("rollout-frontier.png"))
+            .unwrap()
+            .len()
+            > 1000
+    );
+}
+
+#[test]
+fn connpool_capacity_search_respects_the_erlang_floor() {
+    // 500 requests/s of 10 ms queries need 5 connections busy: capacity 4 serves at most
+    // 400/s (< 95 % of 500, it must miss); 6 is at utilisation 0.83 and clears.
+    use vtsim::advise::connpool::{capacity_search, staged};
+    let w = staged(
+        &vtsim::experiment::files::builtin_model("connpool-default").world,
+        "Fixed",
+    )
+    .unwrap();
+    let b = SearchBudget {
+        batch: Some(5),
+        max_runs: Some(40),
+        budget: None,
+        seed: 4,
+    };
+    let (_, o) = capacity_search(&w, 500.0, b, 0.05, &mut |_, _, _| {}).unwrap();
+    let a = o.answer().unwrap();
+    assert_eq!(a.value.x, 6.0);
+    assert!(o.tested[..2].iter().all(|t| t.decision == Decision::Misses));
+    assert!(
+        o.tested[1].estimate <= 400.0 * 1.05,
+        "{}",
+        o.tested[1].estimate
+    );
+}
+
+#[test]
+fn proxysql_preset_compares_the_writer_in_the_reader_hostgroup() {
+    // Every replica dies at 10 s of 40: without the writer among the readers no read
+    // succeeds again (outage = 30 s, the rest of the run); with it the reads move to the
+    // writer and fewer fail.
+    use vtsim::advise::proxysql::{run, Question};
+    let w = vtsim::experiment::files::builtin_model("proxysql-reader-fallback").world;
+    let q = Question {
+        connect_budget: SimDuration::from_secs(10),
+        max_reads_lost: 2.0,
+        search: SearchBudget {
+            batch: Some(3),
+            max_runs: Some(3),
+            budget: None,
+            seed: 5,
+        },
+    };
+    let rows = run(&w, &q, &mut |_, _, _, _| {}).unwrap();
+    let (no, yes) = (&rows[0].result.1.tested[0], &rows[1].result.1.tested[0]);
+    assert!(!rows[0].writer_in_readers && rows[1].writer_in_readers);
+    assert!((no.costs[0] - 30.0).abs() < 1e-6, "outage {}", no.costs[0]);
+    assert_eq!(no.decision, Decision::Misses);
+    assert!(
+        yes.estimate < no.estimate / 4.0,
+        "{} vs {}",
+        yes.estimate,
+        no.estimate
+    );
+    assert!(yes.costs[0] < 5.0, "outage {}", yes.costs[0]);
 }

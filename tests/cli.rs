@@ -270,6 +270,9 @@ fn builtin_models_work_from_any_folder() {
             "3",
             "--step",
             "60s",
+            // Three rollouts can show no smaller risk than this at the engine's level.
+            "--target-risk",
+            "0.9",
         ],
     );
     assert!(

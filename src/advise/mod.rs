@@ -27,7 +27,11 @@
 //! candidates differ by the knob, not by luck. The whole search stops when the next batch
 //! would exceed `--budget` runs; the answer then says so.
 
+pub mod connpool;
+pub mod frontier;
+pub mod proxysql;
 pub mod rollout;
+pub mod site_poller;
 
 use crate::experiment::plan::{duration_label, with_overrides, OverrideError};
 use crate::model::{MetricKind, RunOptions, WorldSpec};
@@ -265,6 +269,9 @@ pub struct Search {
     pub seed: u64,
     /// Names of the cost metrics reported beside the answer (means).
     pub costs: Vec<String>,
+    /// The whole search's error: 5 % ([`alpha`]), or the share of it a preset gives this
+    /// search when it runs several.
+    pub alpha: f64,
 }
 
 /// Total error of the search: 5 % (the intervals are 95 % intervals, jointly).
@@ -286,7 +293,13 @@ pub fn looks(batch: u64, max_runs: u64) -> Vec<u64> {
 
 /// The miss probability of each interval: α / (candidates × looks).
 pub fn alpha_per_look(candidates: u64, looks: u64) -> f64 {
-    alpha() / (candidates.max(1) * looks.max(1)) as f64
+    alpha_per_look_at(alpha(), candidates, looks)
+}
+
+/// The miss probability of each interval of a search whose whole error is `alpha` (a preset
+/// that runs several searches splits its 5 % among them).
+pub fn alpha_per_look_at(alpha: f64, candidates: u64, looks: u64) -> f64 {
+    alpha / (candidates.max(1) * looks.max(1)) as f64
 }
 
 /// Runs a 0/1 metric needs with zero events for the upper Wilson bound at critical value `z`
@@ -299,11 +312,16 @@ pub fn zero_event_runs(target: f64, z: f64) -> f64 {
 /// events need at the search's own level (so a candidate with a few events can still clear),
 /// rounded up to a multiple of `batch`. `None`: beyond [`MAX_RUNS_PER_CANDIDATE`].
 pub fn default_max_runs(target: f64, candidates: u64, batch: u64) -> Option<u64> {
+    default_max_runs_at(alpha(), target, candidates, batch)
+}
+
+/// [`default_max_runs`] for a search whose whole error is `alpha`.
+pub fn default_max_runs_at(alpha: f64, target: f64, candidates: u64, batch: u64) -> Option<u64> {
     let t = target.min(1.0 - target);
     let mut max = 10_000u64;
     for _ in 0..6 {
         let k = looks(batch, max).len() as u64;
-        let z = z_two_sided(alpha_per_look(candidates, k));
+        let z = z_two_sided(alpha_per_look_at(alpha, candidates, k));
         let need = 3.0 * zero_event_runs(t, z);
         if need > MAX_RUNS_PER_CANDIDATE as f64 {
             return None;
@@ -393,7 +411,11 @@ impl Search {
 
     /// The miss probability of each interval.
     pub fn alpha_per_look(&self) -> f64 {
-        alpha_per_look(self.candidates.len() as u64, self.looks().len() as u64)
+        alpha_per_look_at(
+            self.alpha,
+            self.candidates.len() as u64,
+            self.looks().len() as u64,
+        )
     }
 
     /// The normal critical value of each interval.
@@ -512,13 +534,28 @@ struct Acc {
     digest0: String,
 }
 
-/// Runs evaluated per parallel chunk (bounds the memory of a large batch).
-const CHUNK: u64 = 1 << 14;
+/// Runs evaluated per parallel chunk (bounds the memory of a large batch, and sets how often
+/// [`search_with`]'s `tick` hears of progress).
+const CHUNK: u64 = 1 << 12;
 
 /// Run the search with `sample(candidate, replicate)`; `progress` hears each decided
 /// candidate. The result is the same for any number of threads (sums are taken in replicate
 /// order).
 pub fn search<F>(s: &Search, sample: F, progress: &mut dyn FnMut(&Tested, u64)) -> Outcome
+where
+    F: Fn(usize, u64) -> Sample + Sync,
+{
+    search_with(s, sample, progress, &mut |_, _| {})
+}
+
+/// [`search`], with `tick(candidate, runs so far)` after every chunk of runs (for a progress
+/// display within a long candidate).
+pub fn search_with<F>(
+    s: &Search,
+    sample: F,
+    progress: &mut dyn FnMut(&Tested, u64),
+    tick: &mut dyn FnMut(usize, u64),
+) -> Outcome
 where
     F: Fn(usize, u64) -> Sample + Sync,
 {
@@ -563,6 +600,7 @@ where
                         *a += v;
                     }
                 }
+                tick(c, runs + (hi - acc.n));
                 r = hi;
             }
             runs += more;
@@ -663,6 +701,7 @@ fn decide(s: &Search, (lo, hi): (f64, f64)) -> Decision {
 pub struct ModelSampler {
     worlds: Vec<WorldSpec>,
     metric: usize,
+    exceeds: Option<f64>,
     costs: Vec<usize>,
     seed: u64,
 }
@@ -671,12 +710,35 @@ impl ModelSampler {
     /// One run of candidate `c`, replicate `r`.
     pub fn sample(&self, c: usize, r: u64) -> Sample {
         let o = self.worlds[c].run(replicate_seed(self.seed, r), RunOptions::default());
+        let v = o.metrics[self.metric];
         Sample {
-            metric: o.metrics[self.metric],
+            metric: match self.exceeds {
+                Some(x) => f64::from(u8::from(v > x)),
+                None => v,
+            },
             costs: self.costs.iter().map(|&i| o.metrics[i]).collect(),
             digest: if r == 0 { o.digest } else { String::new() },
         }
     }
+
+    /// The world of candidate `c` (its knob and tied parameters set).
+    pub fn world(&self, c: usize) -> &WorldSpec {
+        &self.worlds[c]
+    }
+}
+
+/// How many runs a search may take, and its seed: the part of a question every form and
+/// preset shares (`--batch`, `--max-runs`, `--budget`, `--seed`).
+#[derive(Clone, Debug, Default)]
+pub struct SearchBudget {
+    /// First batch [default: 100 for a 0/1 metric, 20 for a value].
+    pub batch: Option<u64>,
+    /// Most runs per candidate [default: see [`default_max_runs`]; 10 000 for a value].
+    pub max_runs: Option<u64>,
+    /// Most runs in all [default: [`DEFAULT_BUDGET`]].
+    pub budget: Option<u64>,
+    /// The seed: replicate r of every candidate has seed `replicate_seed(seed, r)`.
+    pub seed: u64,
 }
 
 /// What a user asks for on the command line (the generic form).
@@ -686,6 +748,9 @@ pub struct Ask {
     pub knob: String,
     /// The metric's name.
     pub metric: String,
+    /// Judge the 0/1 event `metric > exceeds` instead of the metric itself (`--exceeds X`):
+    /// "p99 of the delay below 60 s" is "P(delay > 60 s) below 0.01".
+    pub exceeds: Option<f64>,
     /// The target.
     pub target: f64,
     /// Side of the target.
@@ -696,16 +761,12 @@ pub struct Ask {
     pub range: Option<String>,
     /// `S` [default: the model's value / 10].
     pub step: Option<String>,
-    /// First batch [default: 100 for a 0/1 metric, 20 for a value].
-    pub batch: Option<u64>,
-    /// Most runs per candidate [default: see [`default_max_runs`]; 10 000 for a value].
-    pub max_runs: Option<u64>,
-    /// Most runs in all [default: [`DEFAULT_BUDGET`]].
-    pub budget: Option<u64>,
-    /// The seed.
-    pub seed: u64,
+    /// Batch, most runs, budget and seed.
+    pub search: SearchBudget,
     /// Cost metrics to report.
     pub costs: Vec<String>,
+    /// The search's error [default: 5 %]; a preset running several searches splits it.
+    pub alpha: Option<f64>,
 }
 
 fn override_err(path: &str, label: &str, e: OverrideError) -> String {
@@ -719,6 +780,16 @@ fn override_err(path: &str, label: &str, e: OverrideError) -> String {
 /// Build the search and its sampler for `ask` on `world` (every candidate's parameters are
 /// checked before anything runs). Errors are bad input naming the flag.
 pub fn prepare(world: &WorldSpec, ask: &Ask) -> Result<(Search, ModelSampler), String> {
+    prepare_with(world, ask, &|_| vec![])
+}
+
+/// [`prepare`] where each candidate also sets other parameters, computed from its value
+/// (`tied`): e.g. a pool's capacity with the load scale that keeps the offered rate fixed.
+pub fn prepare_with(
+    world: &WorldSpec,
+    ask: &Ask,
+    tied: &dyn Fn(&KnobValue) -> Vec<(String, Value)>,
+) -> Result<(Search, ModelSampler), String> {
     let (kind, current) = KnobKind::of(world, &ask.knob)?;
     let defs = world.metric_defs();
     let find = |flag: &str, name: &str| {
@@ -736,6 +807,15 @@ pub fn prepare(world: &WorldSpec, ask: &Ask) -> Result<(Search, ModelSampler), S
         .iter()
         .map(|c| find("--cost", c))
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(x) = ask.exceeds {
+        if !x.is_finite() {
+            return Err(format!("--exceeds {x}: not a number"));
+        }
+    }
+    let err = ask.alpha.unwrap_or_else(alpha);
+    if !(err > 0.0 && err <= alpha()) {
+        return Err(format!("the search's error {err} must be in (0, 0.05]"));
+    }
     let cur = kind.parse("the model's value", current.to_string().trim_matches('"'))?;
     let step = match &ask.step {
         Some(s) => s.clone(),
@@ -762,32 +842,44 @@ pub fn prepare(world: &WorldSpec, ask: &Ask) -> Result<(Search, ModelSampler), S
         }
     };
     let candidates = kind.candidates(&range, &step)?;
-    let metric_kind = defs[mi].kind;
-    let batch = ask.batch.unwrap_or(match metric_kind {
+    let metric_kind = if ask.exceeds.is_some() {
+        MetricKind::Indicator
+    } else {
+        defs[mi].kind
+    };
+    let metric_name = match ask.exceeds {
+        Some(x) => format!("{} > {}", ask.metric, show(x)),
+        None => ask.metric.clone(),
+    };
+    let b = &ask.search;
+    let batch = b.batch.unwrap_or(match metric_kind {
         MetricKind::Indicator => 100,
         MetricKind::Value => 20,
     });
     if batch == 0 {
         return Err("--batch must be at least 1".into());
     }
-    let max_runs = match ask.max_runs {
+    let max_runs = match b.max_runs {
         Some(m) => m,
         None => match metric_kind {
             MetricKind::Value => 10_000.max(batch),
             MetricKind::Indicator => {
                 if !(ask.target > 0.0 && ask.target < 1.0) {
                     return Err(format!(
-                        "--target {}: `{}` is a 0/1 metric; its probability target must be in (0, 1)",
-                        show(ask.target), ask.metric
+                        "--target {}: `{metric_name}` is a 0/1 metric; its probability target must be in (0, 1)",
+                        show(ask.target)
                     ));
                 }
-                default_max_runs(ask.target, candidates.len() as u64, batch).ok_or_else(|| {
-                    format!(
-                        "--target {}: showing it needs more than {MAX_RUNS_PER_CANDIDATE:.0e} runs \
-                         per candidate; ease the target, or give fewer candidates (--range, --step)",
-                        show(ask.target)
-                    )
-                })?
+                default_max_runs_at(err, ask.target, candidates.len() as u64, batch).ok_or_else(
+                    || {
+                        format!(
+                            "--target {}: showing it needs more than {MAX_RUNS_PER_CANDIDATE:.0e} \
+                             runs per candidate; ease the target, or give fewer candidates \
+                             (--range, --step)",
+                            show(ask.target)
+                        )
+                    },
+                )?
             }
         },
     };
@@ -795,24 +887,26 @@ pub fn prepare(world: &WorldSpec, ask: &Ask) -> Result<(Search, ModelSampler), S
         knob: ask.knob.clone(),
         knob_kind: kind,
         candidates,
-        metric: ask.metric.clone(),
+        metric: metric_name,
         metric_kind,
         target: ask.target,
         want: ask.want,
         direction: ask.direction,
         batch,
         max_runs,
-        budget: ask.budget.unwrap_or(DEFAULT_BUDGET),
-        seed: ask.seed,
+        budget: b.budget.unwrap_or(DEFAULT_BUDGET),
+        seed: b.seed,
         costs: ask.costs.clone(),
+        alpha: err,
     };
     s.check()?;
     let worlds = s
         .candidates
         .iter()
         .map(|v| {
-            with_overrides(world, &[(ask.knob.clone(), v.json.clone())])
-                .map_err(|e| override_err(&ask.knob, &v.label, e))
+            let mut sets = vec![(ask.knob.clone(), v.json.clone())];
+            sets.extend(tied(v));
+            with_overrides(world, &sets).map_err(|e| override_err(&ask.knob, &v.label, e))
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok((
@@ -820,10 +914,69 @@ pub fn prepare(world: &WorldSpec, ask: &Ask) -> Result<(Search, ModelSampler), S
         ModelSampler {
             worlds,
             metric: mi,
+            exceeds: ask.exceeds,
             costs,
-            seed: ask.seed,
+            seed: b.seed,
         },
     ))
+}
+
+/// Prepare and run one search (a preset's step): the engine, with `progress` hearing each
+/// decided candidate and the runs so far.
+pub fn run_one(
+    world: &WorldSpec,
+    ask: &Ask,
+    tied: &dyn Fn(&KnobValue) -> Vec<(String, Value)>,
+    progress: &mut dyn FnMut(&Search, &Tested, u64),
+) -> Result<(Search, Outcome), String> {
+    run_one_ticked(world, ask, tied, progress, &mut |_, _, _| {})
+}
+
+/// [`run_one`] with `tick(search, candidate, runs so far)` after every chunk of runs.
+pub fn run_one_ticked(
+    world: &WorldSpec,
+    ask: &Ask,
+    tied: &dyn Fn(&KnobValue) -> Vec<(String, Value)>,
+    progress: &mut dyn FnMut(&Search, &Tested, u64),
+    tick: &mut dyn FnMut(&Search, usize, u64),
+) -> Result<(Search, Outcome), String> {
+    let (s, m) = prepare_with(world, ask, tied)?;
+    let o = search_with(
+        &s,
+        |c, r| m.sample(c, r),
+        &mut |t, n| progress(&s, t, n),
+        &mut |c, n| tick(&s, c, n),
+    );
+    Ok((s, o))
+}
+
+/// `found`, `none_cleared`, `budget_spent`.
+pub fn ending_word(e: Ending) -> &'static str {
+    match e {
+        Ending::Found => "found",
+        Ending::NoneCleared => "none_cleared",
+        Ending::BudgetSpent => "budget_spent",
+    }
+}
+
+/// The `--json` document of a preset that runs several searches (schema
+/// `vtsim.advise.preset`, [`JSON_VERSION`]): the preset's own answer and every search as
+/// [`to_json`] writes it.
+pub fn preset_doc(
+    model: &str,
+    kind: &str,
+    preset: Value,
+    searches: &[(&Search, &Outcome)],
+) -> Value {
+    json!({
+        "schema": "vtsim.advise.preset",
+        "version": JSON_VERSION,
+        "vtsim": env!("CARGO_PKG_VERSION"),
+        "model": {"name": model, "kind": kind},
+        "preset": preset,
+        "runs": searches.iter().map(|(_, o)| o.runs).sum::<u64>(),
+        "searches": searches.iter().map(|(s, o)| to_json(model, kind, s, o)).collect::<Vec<_>>(),
+    })
 }
 
 /// A target as a user writes it (`1e-3`, `0.25`).
@@ -938,17 +1091,25 @@ pub fn render(model: &str, s: &Search, o: &Outcome) -> String {
     }
     out.push_str(&format!(
         "The search took {} runs in all over {} candidates. Each decision interval is at level \
-         1 − {:.1e} (5 % split over {} candidates × {} looks, Bonferroni), so every decision \
-         above is right with probability ≥ 95 % at once; common random numbers (replicate r has \
+         1 − {:.1e} ({} % split over {} candidates × {} looks, Bonferroni), so every decision \
+         above is right with probability ≥ {} % at once; common random numbers (replicate r has \
          the same seed at every candidate, seed {:#x}).\n",
         o.runs,
         o.tested.len(),
         s.alpha_per_look(),
+        pct(s.alpha),
         s.candidates.len(),
         s.looks().len(),
+        pct(1.0 - s.alpha),
         s.seed
     ));
     out
+}
+
+/// A percentage as a user writes it (`5`, `1.25`, `98.75`).
+pub fn pct(p: f64) -> String {
+    let v = format!("{:.4}", p * 100.0);
+    v.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn pair(p: (f64, f64)) -> Value {
@@ -996,7 +1157,7 @@ pub fn to_json(model: &str, kind: &str, s: &Search, o: &Outcome) -> Value {
         "test": {
             "method": "bonferroni over candidates and looks",
             "interval": match s.metric_kind { MetricKind::Indicator => "wilson", MetricKind::Value => "student_t" },
-            "alpha": alpha(),
+            "alpha": s.alpha,
             "alpha_per_look": s.alpha_per_look(),
             "looks": s.looks(),
             "batch": s.batch,
@@ -1004,7 +1165,7 @@ pub fn to_json(model: &str, kind: &str, s: &Search, o: &Outcome) -> Value {
         },
         "budget": s.budget,
         "seed": format!("{:#018x}", s.seed),
-        "ending": match o.ending { Ending::Found => "found", Ending::NoneCleared => "none_cleared", Ending::BudgetSpent => "budget_spent" },
+        "ending": ending_word(o.ending),
         "runs": o.runs,
         "answer": o.answer().map(cand).unwrap_or(Value::Null),
         "tested": o.tested.iter().map(cand).collect::<Vec<_>>(),

@@ -12,7 +12,7 @@
 //! safe T is exactly the gate A (`tests/advise.rs` checks the preset finds it). The default
 //! model's restart and readiness delays give some margin beyond A.
 
-use super::{prepare, Ask, Direction, ModelSampler, Outcome, Search, Want};
+use super::{prepare, Ask, Direction, ModelSampler, Outcome, Search, SearchBudget, Want};
 use crate::experiment::plan::{duration_label, with_overrides, OverrideError};
 use crate::model::WorldSpec;
 use crate::sim::SimDuration;
@@ -44,13 +44,9 @@ pub struct Today {
     /// Step [default: 1s].
     pub step: Option<String>,
     /// First batch, most runs per candidate, budget, seed: as in [`Ask`].
-    pub batch: Option<u64>,
-    /// See [`Ask::max_runs`].
-    pub max_runs: Option<u64>,
-    /// See [`Ask::budget`].
-    pub budget: Option<u64>,
-    /// See [`Ask::seed`].
-    pub seed: u64,
+    pub search: SearchBudget,
+    /// The search's error [default: 5 %] (the frontier preset splits it over its gates).
+    pub alpha: Option<f64>,
 }
 
 /// The search of today's preset on the rollout model `world`.
@@ -90,11 +86,10 @@ pub fn today(world: &WorldSpec, q: &Today) -> Result<(Search, ModelSampler), Str
                 .unwrap_or_else(|| format!("1s..{}", duration_label(top))),
         ),
         step: Some(q.step.clone().unwrap_or_else(|| "1s".into())),
-        batch: q.batch,
-        max_runs: q.max_runs,
-        budget: q.budget,
-        seed: q.seed,
+        search: q.search.clone(),
         costs: COSTS.iter().map(|s| s.to_string()).collect(),
+        exceeds: None,
+        alpha: q.alpha,
     };
     prepare(&base, &ask)
 }
@@ -167,4 +162,235 @@ pub fn preset_json(q: &Today, o: &Outcome) -> serde_json::Value {
         "polls_per_s_fleet": a.map(|t| polls_per_vtgate(t.value.x) * q.vtgates as f64),
         "closed_form_refresh_s": q.gate.as_secs_f64(),
     })
+}
+
+/// The earlier form, now on the engine: the smallest Available gate for a refresh interval
+/// (`vtsim advise --refresh-interval 1m --vtgates 10`).
+#[derive(Clone, Debug)]
+pub struct GateFor {
+    /// vtgate's `--tablet_refresh_interval`.
+    pub refresh: SimDuration,
+    /// vtgates in the cell.
+    pub vtgates: u32,
+    /// Target P(any failed replica read per rollout).
+    pub target: f64,
+    /// Gate step (the candidates are 0, step, … up to 4 × refresh).
+    pub step: SimDuration,
+    /// Batch, most runs per gate (`--rollouts`), budget, seed.
+    pub search: SearchBudget,
+}
+
+/// The rules of thumb and today's gate, checked beside the answer: (label, gate).
+pub fn references(refresh: SimDuration) -> Vec<(String, SimDuration)> {
+    vec![
+        (
+            "today's operator (hard-coded 30 s)".to_string(),
+            SimDuration::from_secs(30),
+        ),
+        (
+            "1.5 × refresh (the seed's rule)".to_string(),
+            refresh.mul_f64(1.5),
+        ),
+        (
+            "2 × refresh (vitess-operator PR #797)".to_string(),
+            refresh.mul_f64(2.0),
+        ),
+    ]
+}
+
+fn gate_ask(q: &GateFor, range: String, step: String, alpha: Option<f64>) -> Ask {
+    Ask {
+        knob: GATE.into(),
+        metric: METRIC.into(),
+        exceeds: None,
+        target: q.target,
+        want: Want::Below,
+        direction: Direction::Min,
+        range: Some(range),
+        step: Some(step),
+        search: q.search.clone(),
+        costs: vec!["errors".into(), "rollout_duration_s".into()],
+        alpha,
+    }
+}
+
+/// The gate search and its references. The main search and the three references share the
+/// 5 % (the main search 2.5 %, each reference 2.5 % / 3), so the answer and every reference's
+/// decision hold at once with probability ≥ 95 %. A reference that the scan already decided
+/// is taken from it.
+pub struct GateAnswer {
+    /// The scan of gates 0, step, … up to 4 × refresh.
+    pub scan: (Search, Outcome),
+    /// (label, its one-candidate search, or the scan's candidate).
+    pub references: Vec<(String, super::Tested)>,
+    /// Runs in all.
+    pub runs: u64,
+}
+
+/// Run the gate search (see [`GateAnswer`]).
+pub fn gate_for(
+    world: &WorldSpec,
+    q: &GateFor,
+    progress: &mut dyn FnMut(&Search, &super::Tested, u64),
+    tick: &mut dyn FnMut(&Search, usize, u64),
+) -> Result<GateAnswer, String> {
+    if world.kind() != "Rollout" {
+        return Err(format!(
+            "--refresh-interval: needs a Rollout model; --model is a {} model",
+            world.kind()
+        ));
+    }
+    let base = with_overrides(
+        world,
+        &[
+            (REFRESH.to_string(), duration_label(q.refresh).into()),
+            (VTGATES.to_string(), q.vtgates.into()),
+        ],
+    )
+    .map_err(|e| match e {
+        OverrideError::At(_, m) | OverrideError::Whole(m) => {
+            format!("--refresh-interval/--vtgates: {m}")
+        }
+    })?;
+    let top = crate::model::rollout::advise::max_gate(q.refresh);
+    // The largest multiple of the step within 4 × refresh.
+    let steps = top.as_nanos() / q.step.as_nanos().max(1);
+    let last = SimDuration::from_nanos(steps * q.step.as_nanos());
+    let scan = super::run_one_ticked(
+        &base,
+        &gate_ask(
+            q,
+            format!("0s..{}", duration_label(last)),
+            duration_label(q.step),
+            Some(super::alpha() / 2.0),
+        ),
+        &|_| vec![],
+        progress,
+        tick,
+    )?;
+    let mut runs = scan.1.runs;
+    let mut refs = vec![];
+    for (label, g) in references(q.refresh) {
+        if let Some(t) = scan
+            .1
+            .tested
+            .iter()
+            .find(|t| (t.value.x - g.as_secs_f64()).abs() < 1e-9)
+        {
+            refs.push((label, t.clone()));
+            continue;
+        }
+        let gl = duration_label(g);
+        let mut ask = gate_ask(
+            q,
+            format!("{gl}..{gl}"),
+            "1s".into(),
+            Some(super::alpha() / 6.0),
+        );
+        ask.search.budget = Some(
+            q.search
+                .budget
+                .unwrap_or(super::DEFAULT_BUDGET)
+                .saturating_sub(runs)
+                .max(1),
+        );
+        let before = runs;
+        let r = super::run_one_ticked(
+            &base,
+            &ask,
+            &|_| vec![],
+            &mut |s, t, n| progress(s, t, before + n),
+            &mut |s, c, n| tick(s, c, before + n),
+        )?;
+        runs += r.1.runs;
+        if let Some(t) = r.1.tested.first() {
+            refs.push((label, t.clone()));
+        }
+    }
+    Ok(GateAnswer {
+        scan,
+        references: refs,
+        runs,
+    })
+}
+
+/// The Markdown table of the gate form (the earlier layout: the answer, the gate one step
+/// shorter, the references).
+pub fn render_gate_for(q: &GateFor, a: &GateAnswer) -> String {
+    use super::num;
+    let mut s = format!(
+        "tablet_refresh_interval = {}, {} vtgates, target P(any failed replica read per rollout) < {}\n\n",
+        duration_label(q.refresh),
+        q.vtgates,
+        super::show(q.target)
+    );
+    s.push_str(
+        "| tablet_available_timeout | | P(any error per rollout) [95 % CI] | failed reads per \
+         rollout (mean) | rollout duration (mean) | rollouts | decision |\n|---|---|---|---|---|---|---|\n",
+    );
+    let row = |label: &str, t: &super::Tested| {
+        format!(
+            "| {} | {label} | {} [{}, {}] | {:.2} | {:.0} s | {} | {} |\n",
+            t.value.label,
+            num(t.estimate),
+            num(t.ci95.0),
+            num(t.ci95.1),
+            t.costs[0],
+            t.costs[1],
+            t.runs,
+            t.decision.word()
+        )
+    };
+    let tested = &a.scan.1.tested;
+    if let Some(ans) = a.scan.1.answer() {
+        if tested.len() >= 2 {
+            s.push_str(&row(
+                "one step shorter: not below target",
+                &tested[tested.len() - 2],
+            ));
+        }
+        s.push_str(&row("**smallest below target**", ans));
+    }
+    for (label, t) in &a.references {
+        s.push_str(&row(label, t));
+    }
+    s.push('\n');
+    match a.scan.1.answer() {
+        Some(ans) => {
+            let base = a
+                .references
+                .first()
+                .map(|(_, b)| b.costs[1])
+                .unwrap_or(f64::NAN);
+            s.push_str(&format!(
+                "Smallest gate that clears the target at 95 %: **{}** ({} rollouts, {} with errors). \
+                 It costs {:+.0} s of rollout time per shard against today's 30 s gate.\n",
+                ans.value.label,
+                ans.runs,
+                ans.events,
+                ans.costs[1] - base
+            ));
+        }
+        None => s.push_str(&format!(
+            "No scanned gate up to {} reached the target{}.\n",
+            a.scan
+                .0
+                .candidates
+                .last()
+                .map(|c| c.label.clone())
+                .unwrap_or_default(),
+            if a.scan.1.ending == super::Ending::BudgetSpent {
+                " (the budget ran out)"
+            } else {
+                ""
+            }
+        )),
+    }
+    s.push_str(&format!(
+        "Simulated with vtsim: {} rollouts in all, the engine's sequential test (Wilson intervals, \
+         5 % split over the scan and the three references, Bonferroni over candidates and looks), \
+         common random numbers across gates (seed {:#x}).\n",
+        a.runs, q.search.seed
+    ));
+    s
 }

@@ -59,6 +59,33 @@ pub enum MarkLine {
         /// Legend text.
         label: String,
     },
+    /// A shaded region under the curves (a safe region), one legend entry.
+    Shade {
+        /// The polygon, in data coordinates.
+        points: Vec<(f64, f64)>,
+        /// Legend text.
+        label: String,
+    },
+    /// The answer on a curve: a diamond at (x, y) in the colour of curve `series` (black when
+    /// `None`) with `label` written beside it (no legend entry).
+    Answer {
+        /// Position.
+        x: f64,
+        /// Position.
+        y: f64,
+        /// Text beside the marker (e.g. `34 s`).
+        label: String,
+        /// Index of the curve whose colour it takes.
+        series: Option<usize>,
+    },
+    /// A thin dotted grey vertical line labelled at its top (a cost contour); no legend
+    /// entry, and outside the plotted x range it is not drawn.
+    Note {
+        /// Position.
+        x: f64,
+        /// Text at its top.
+        label: String,
+    },
 }
 
 /// Everything one chart shows.
@@ -237,7 +264,15 @@ where
         match m {
             MarkLine::V { x, .. } => xs.push(axes.tx(*x)),
             MarkLine::H { y, .. } => ys.push(axes.ty(*y)),
-            MarkLine::PerSeries { .. } => {}
+            MarkLine::Shade { points, .. } => {
+                xs.extend(points.iter().map(|p| axes.tx(p.0)));
+                ys.extend(points.iter().map(|p| axes.ty(p.1)));
+            }
+            MarkLine::Answer { x, y, .. } => {
+                xs.push(axes.tx(*x));
+                ys.push(axes.ty(*y));
+            }
+            MarkLine::PerSeries { .. } | MarkLine::Note { .. } => {}
         }
     }
     let (x0, x1) = padded(
@@ -308,6 +343,51 @@ where
             let w = t.len() as i32 * 7;
             root.draw(&Text::new(t, (px - w - 8, py - 7), label_style.clone()))
                 .map_err(e)?;
+        }
+    }
+
+    // Shaded regions first, under everything else.
+    for m in &d.marks {
+        if let MarkLine::Shade { points, label } = m {
+            let poly: Vec<(f64, f64)> = points
+                .iter()
+                .map(|&(x, y)| (axes.tx(x).clamp(x0, x1), axes.ty(y).clamp(y0, y1)))
+                .collect();
+            let fill = RGBColor(120, 190, 120);
+            chart
+                .draw_series(std::iter::once(Polygon::new(poly, fill.mix(0.22).filled())))
+                .map_err(e)?
+                .label(label.as_str())
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 6), (x + 22, y + 6)], fill.mix(0.4).filled())
+                });
+        }
+    }
+    // Cost contours: thin dotted lines labelled at the top.
+    for m in &d.marks {
+        if let MarkLine::Note { x, label } = m {
+            let x = axes.tx(*x);
+            if !(x > x0 && x < x1) {
+                continue;
+            }
+            let grey = RGBColor(150, 150, 150);
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(x, y0), (x, y1)],
+                    2,
+                    4,
+                    grey.stroke_width(1),
+                ))
+                .map_err(e)?;
+            let (px, py) = chart.backend_coord(&(x, y1));
+            root.draw(&Text::new(
+                label.clone(),
+                (px + 3, py + 3),
+                ("sans-serif", 12)
+                    .into_font()
+                    .color(&RGBColor(100, 100, 100)),
+            ))
+            .map_err(e)?;
         }
     }
 
@@ -432,7 +512,40 @@ where
                     }
                 }
             }
+            MarkLine::Answer {
+                x,
+                y,
+                label,
+                series,
+            } => {
+                let (x, y) = (axes.tx(*x), axes.ty(*y));
+                if !(x.is_finite() && y.is_finite()) {
+                    continue;
+                }
+                let color = series.map_or(BLACK, |i| PALETTE[i % PALETTE.len()]);
+                chart
+                    .draw_series(std::iter::once(
+                        EmptyElement::at((x, y)) + diamond(color) + diamond_ring(),
+                    ))
+                    .map_err(e)?;
+                let (px, py) = chart.backend_coord(&(x, y));
+                // The label goes to the left of a point in the right third of the plot.
+                let w = label.chars().count() as i32 * 7;
+                let right_third = (x - x0) / (x1 - x0) > 0.67;
+                let tx = if right_third { px - w - 12 } else { px + 10 };
+                let style = ("sans-serif", 13).into_font().color(&color);
+                root.draw(&Text::new(label.clone(), (tx, py - 18), style))
+                    .map_err(e)?;
+            }
+            MarkLine::Shade { .. } | MarkLine::Note { .. } => {}
         }
+    }
+    if d.marks.iter().any(|m| matches!(m, MarkLine::Answer { .. })) {
+        chart
+            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
+            .map_err(e)?
+            .label("the answer (safe value at 95 %)")
+            .legend(|(x, y)| EmptyElement::at((x + 11, y)) + diamond(RGBColor(90, 90, 90)));
     }
 
     if upper_bounds_drawn {
@@ -447,16 +560,18 @@ where
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(180, 180, 180))
         .label_font(("sans-serif", 13))
-        .position(legend_corner(&d.curves, &axes, (x0, x1), (y0, y1)))
+        .position(legend_corner(d, &axes, (x0, x1), (y0, y1)))
         .draw()
         .map_err(e)?;
     root.present().map_err(e)?;
     Ok(())
 }
 
-/// The corner of the plot holding the fewest curve points (the legend goes there).
+/// The corner of the plot holding the least: curve points and answers count 3 each, a
+/// shaded region counts by the grid points it covers (the legend goes there, so that it
+/// covers neither a curve nor the safe region).
 fn legend_corner(
-    curves: &[Curve],
+    d: &ChartData,
     axes: &Axes,
     (x0, x1): (f64, f64),
     (y0, y1): (f64, f64),
@@ -468,25 +583,73 @@ fn legend_corner(
         (SeriesLabelPosition::LowerRight, true, false),
         (SeriesLabelPosition::LowerLeft, false, false),
     ];
+    let frac = |x: f64, y: f64| ((axes.tx(x) - x0) / (x1 - x0), (axes.ty(y) - y0) / (y1 - y0));
+    let mut occupied: Vec<((f64, f64), usize)> = d
+        .curves
+        .iter()
+        .flat_map(|c| c.points.iter())
+        .filter(|p| p.y.is_finite())
+        .map(|p| (frac(p.x, p.y), 3))
+        .collect();
+    for m in &d.marks {
+        match m {
+            MarkLine::Answer { x, y, .. } => occupied.push((frac(*x, *y), 3)),
+            MarkLine::Shade { points, .. } => {
+                let poly: Vec<(f64, f64)> = points.iter().map(|&(x, y)| frac(x, y)).collect();
+                for i in 0..12 {
+                    for j in 0..12 {
+                        let p = ((i as f64 + 0.5) / 12.0, (j as f64 + 0.5) / 12.0);
+                        if inside(&poly, p) {
+                            occupied.push((p, 1));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
     let mut best = (usize::MAX, SeriesLabelPosition::UpperRight);
     for (pos, right, upper) in corners {
-        let n = curves
+        let n: usize = occupied
             .iter()
-            .flat_map(|c| c.points.iter())
-            .filter(|p| p.y.is_finite())
-            .filter(|p| {
-                let fx = (axes.tx(p.x) - x0) / (x1 - x0);
-                let fy = (axes.ty(p.y) - y0) / (y1 - y0);
-                let in_x = if right { fx > 0.6 } else { fx < 0.4 };
-                let in_y = if upper { fy > 0.55 } else { fy < 0.45 };
+            .filter(|((fx, fy), _)| {
+                let in_x = if right { *fx > 0.6 } else { *fx < 0.4 };
+                let in_y = if upper { *fy > 0.55 } else { *fy < 0.45 };
                 in_x && in_y
             })
-            .count();
+            .map(|(_, w)| w)
+            .sum();
         if n < best.0 {
             best = (n, pos);
         }
     }
     best.1
+}
+
+/// Whether `p` lies inside the polygon `poly` (even-odd rule).
+fn inside(poly: &[(f64, f64)], p: (f64, f64)) -> bool {
+    let mut c = false;
+    let n = poly.len();
+    for i in 0..n {
+        let (a, b) = (poly[i], poly[(i + n - 1) % n]);
+        if (a.1 > p.1) != (b.1 > p.1) && p.0 < (b.0 - a.0) * (p.1 - a.1) / (b.1 - a.1) + a.0 {
+            c = !c;
+        }
+    }
+    c
+}
+
+/// A diamond (an answer), 14 pixels across, centred on its anchor.
+fn diamond(color: RGBColor) -> Polygon<(i32, i32)> {
+    Polygon::new(vec![(0, -7), (7, 0), (0, 7), (-7, 0)], color.filled())
+}
+
+/// The black outline of [`diamond`], so that it reads on a curve of its own colour.
+fn diamond_ring() -> PathElement<(i32, i32)> {
+    PathElement::new(
+        vec![(0, -8), (8, 0), (0, 8), (-8, 0), (0, -8)],
+        BLACK.stroke_width(1),
+    )
 }
 
 /// A triangle pointing down (an upper bound), 10 pixels wide, centred on its anchor.
