@@ -178,7 +178,7 @@ pub fn run(
         "{}.fit",
         stem.file_name().and_then(|s| s.to_str()).unwrap_or("model")
     );
-    crate::chart::draw_files(&report::chart(&fitted), dir, &chart_stem)
+    report::draw_chart(&fitted, dir, &chart_stem)
         .map_err(|e| FitError::Output(format!("drawing the fit chart: {e:#}")))?;
     let mut written = vec![];
     for (p, body) in [

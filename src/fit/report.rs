@@ -158,77 +158,274 @@ pub fn render(f: &Fit) -> (String, String) {
     (t, csv)
 }
 
-/// The report's chart: per vtgate (x), each restart's observed and replayed discovery lag,
-/// and their residual (s), plus each vtgate's observed error count per burst.
-pub fn chart(f: &Fit) -> crate::chart::ChartData {
-    use crate::chart::{ChartData, Curve, CurvePoint, MarkLine};
+/// What the fit chart draws: per restart (SIGTERM order) and vtgate, the observed and replayed
+/// discovery lags (s) and their residual; per vtgate, the observed errors.
+struct ChartPoints {
+    vtgates: Vec<String>,
+    restarts: Vec<String>,
+    /// `[restart][vtgate]`: (observed lag, replayed lag).
+    lags: Vec<Vec<(Option<f64>, Option<f64>)>>,
+    errors: Vec<u64>,
+    gate: f64,
+}
+
+fn chart_points(f: &Fit) -> ChartPoints {
     let run = run_detailed(&f.params, 1, RunOptions::default());
-    let pt = |x: usize, y: f64| CurvePoint {
-        x: (x + 1) as f64,
-        y,
-        band: None,
-    };
-    let mut curves = vec![];
+    let mut lags = vec![];
     for r in &f.restarts {
         let k = f.tablets.iter().position(|a| a.as_ref() == Some(&r.alias));
         let rep = k.and_then(|k| run.restarts.iter().find(|x| x.tablet as usize == k));
-        let (mut obs, mut repl, mut resid) = (vec![], vec![], vec![]);
-        for (g, d) in r.discovered.iter().enumerate() {
-            let o = d.map(|d| secs(d - r.serve.ns));
-            let p = rep.and_then(|x| {
-                (x.discovered[g] != SimTime::MAX)
-                    .then(|| x.discovered[g].since(x.serving_at).as_secs_f64())
-            });
-            if let Some(o) = o {
-                obs.push(pt(g, o));
-            }
-            if let Some(p) = p {
-                repl.push(pt(g, p));
-            }
-            if let (Some(o), Some(p)) = (o, p) {
-                resid.push(pt(g, p - o));
-            }
-        }
-        let name = r.alias.to_string();
-        curves.push(Curve {
-            label: format!("{name} observed lag"),
-            points: obs,
-            series_x: None,
-        });
-        curves.push(Curve {
-            label: format!("{name} replayed lag"),
-            points: repl,
-            series_x: None,
-        });
-        curves.push(Curve {
-            label: format!("{name} residual"),
-            points: resid,
-            series_x: None,
-        });
-    }
-    let mut errs: Vec<f64> = vec![0.0; f.vtgates.len()];
-    for b in &f.bursts {
-        errs[b.g] += b.errors as f64;
-    }
-    curves.push(Curve {
-        label: "observed errors (count / 10)".into(),
-        points: errs
+        let row = r
+            .discovered
             .iter()
             .enumerate()
-            .map(|(g, e)| pt(g, e / 10.0))
-            .collect(),
-        series_x: None,
-    });
-    ChartData {
-        title: "vtsim fit: discovery lag per vtgate, observed vs replayed".into(),
-        x_label: "vtgate (model order)".into(),
-        y_label: "seconds (errors: count / 10)".into(),
-        log_x: false,
-        log_y: false,
-        curves,
-        marks: vec![MarkLine::H {
-            y: f.params.operator.tablet_available_timeout.as_secs_f64(),
-            label: "Available gate".into(),
-        }],
+            .map(|(g, d)| {
+                let o = d.map(|d| secs(d - r.serve.ns));
+                let p = rep.and_then(|x| {
+                    (x.discovered[g] != SimTime::MAX)
+                        .then(|| x.discovered[g].since(x.serving_at).as_secs_f64())
+                });
+                (o, p)
+            })
+            .collect();
+        lags.push(row);
     }
+    let mut errors = vec![0u64; f.vtgates.len()];
+    for b in &f.bursts {
+        errors[b.g] += b.errors;
+    }
+    ChartPoints {
+        vtgates: f.vtgates.clone(),
+        restarts: f.restarts.iter().map(|r| r.alias.to_string()).collect(),
+        lags,
+        errors,
+        gate: f.params.operator.tablet_available_timeout.as_secs_f64(),
+    }
+}
+
+/// Eight colours that stay apart on white (Okabe-Ito, then darker shades).
+const COLOURS: [(u8, u8, u8); 8] = [
+    (0, 114, 178),
+    (213, 94, 0),
+    (0, 158, 115),
+    (204, 121, 167),
+    (86, 180, 233),
+    (230, 159, 0),
+    (0, 0, 0),
+    (120, 94, 240),
+];
+
+fn colour(j: usize) -> plotters::style::RGBColor {
+    let (r, g, b) = COLOURS[j % COLOURS.len()];
+    plotters::style::RGBColor(r, g, b)
+}
+
+/// Draw the fit chart: three panels on one vtgate axis (discovery lags as markers, observed
+/// filled circles and replayed crosses, one colour per restart side by side within a vtgate's
+/// slot, never joined across vtgates; the residual of each as a bar; the observed errors per
+/// vtgate as a bar), and the legend in its own column right of the panels.
+fn paint<DB: plotters::prelude::DrawingBackend>(
+    root: plotters::prelude::DrawingArea<DB, plotters::coord::Shift>,
+    c: &ChartPoints,
+) -> Result<(), plotters::prelude::DrawingAreaErrorKind<DB::ErrorType>> {
+    use plotters::prelude::*;
+    root.fill(&WHITE)?;
+    let (plots, legend) = root.split_horizontally(900);
+    let (top, rest) = plots.split_vertically(430);
+    let (mid, bottom) = rest.split_vertically(200);
+    let m = c.vtgates.len().max(1);
+    let n = c.restarts.len().max(1);
+    let x_of = |g: usize, j: usize| g as f64 - 0.4 + (j as f64 + 0.5) * 0.8 / n as f64;
+    let name = |x: &f64| {
+        let g = x.round();
+        if (x - g).abs() < 1e-9 && g >= 0.0 && (g as usize) < c.vtgates.len() {
+            format!("{}", g as usize + 1)
+        } else {
+            String::new()
+        }
+    };
+    let xr = -0.5..(m as f64 - 0.5);
+    let ymax = c
+        .lags
+        .iter()
+        .flatten()
+        .flat_map(|(o, p)| [*o, *p])
+        .flatten()
+        .fold(c.gate, f64::max)
+        * 1.1
+        + 1e-9;
+    let mut ch = ChartBuilder::on(&top)
+        .caption(
+            "vtsim fit: discovery lag per vtgate and restart, observed vs replayed",
+            ("sans-serif", 20),
+        )
+        .margin(10)
+        .x_label_area_size(20)
+        .y_label_area_size(60)
+        .build_cartesian_2d(xr.clone(), 0.0..ymax)?;
+    ch.configure_mesh()
+        .x_labels(m.min(40))
+        .x_label_formatter(&|_| String::new())
+        .disable_x_mesh()
+        .y_desc("discovery lag (s)")
+        .draw()?;
+    ch.draw_series(std::iter::once(PathElement::new(
+        vec![(-0.5, c.gate), (m as f64 - 0.5, c.gate)],
+        ShapeStyle::from(&RGBColor(150, 150, 150)).stroke_width(1),
+    )))?;
+    for (j, row) in c.lags.iter().enumerate() {
+        let col = colour(j);
+        for (g, (o, p)) in row.iter().enumerate() {
+            let x = x_of(g, j);
+            if let Some(o) = o {
+                ch.draw_series(std::iter::once(Circle::new((x, *o), 4, col.filled())))?;
+            }
+            if let Some(p) = p {
+                ch.draw_series(std::iter::once(Cross::new(
+                    (x, *p),
+                    6,
+                    ShapeStyle::from(&BLACK).stroke_width(1),
+                )))?;
+            }
+        }
+    }
+    // Residuals (ms).
+    let res: Vec<f64> = c
+        .lags
+        .iter()
+        .flatten()
+        .filter_map(|(o, p)| Some((p.as_ref()? - o.as_ref()?) * 1e3))
+        .collect();
+    let rmax = res.iter().fold(0.001f64, |a, r| a.max(r.abs())) * 1.2;
+    let mut ch = ChartBuilder::on(&mid)
+        .margin(10)
+        .x_label_area_size(20)
+        .y_label_area_size(60)
+        .build_cartesian_2d(xr.clone(), -rmax..rmax)?;
+    ch.configure_mesh()
+        .x_labels(m.min(40))
+        .x_label_formatter(&|_| String::new())
+        .disable_x_mesh()
+        .y_desc("replayed - observed (ms)")
+        .draw()?;
+    let w = 0.8 / n as f64 * 0.8;
+    for (j, row) in c.lags.iter().enumerate() {
+        let col = colour(j);
+        for (g, (o, p)) in row.iter().enumerate() {
+            if let (Some(o), Some(p)) = (o, p) {
+                let x = x_of(g, j);
+                let r = (p - o) * 1e3;
+                ch.draw_series(std::iter::once(Rectangle::new(
+                    [(x - w / 2.0, 0.0), (x + w / 2.0, r)],
+                    col.filled(),
+                )))?;
+            }
+        }
+    }
+    // Observed errors per vtgate.
+    let emax = c.errors.iter().copied().max().unwrap_or(0).max(1) as f64 * 1.15;
+    let mut ch = ChartBuilder::on(&bottom)
+        .margin(10)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d(xr, 0.0..emax)?;
+    ch.configure_mesh()
+        .x_labels(m.min(40))
+        .x_label_formatter(&name)
+        .disable_x_mesh()
+        .x_desc("vtgate (model order; names in the legend and the .fit.csv)")
+        .y_desc("errors logged")
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .draw()?;
+    for (g, e) in c.errors.iter().enumerate() {
+        ch.draw_series(std::iter::once(Rectangle::new(
+            [(g as f64 - 0.3, 0.0), (g as f64 + 0.3, *e as f64)],
+            RGBColor(120, 120, 120).filled(),
+        )))?;
+    }
+    // The legend, in its own column.
+    let font = ("sans-serif", 14).into_font();
+    let mut y = 50;
+    let text = |s: &str, x: i32, y: i32| Text::new(s.to_string(), (x, y), font.clone());
+    legend.draw(&text("markers (top panel)", 10, y))?;
+    y += 22;
+    legend.draw(&Circle::new((20, y + 7), 4, BLACK.filled()))?;
+    legend.draw(&text("observed lag", 34, y))?;
+    y += 20;
+    legend.draw(&Cross::new(
+        (20, y + 7),
+        6,
+        ShapeStyle::from(&BLACK).stroke_width(1),
+    ))?;
+    legend.draw(&text("replayed lag", 34, y))?;
+    y += 20;
+    legend.draw(&PathElement::new(
+        vec![(12, y + 7), (28, y + 7)],
+        ShapeStyle::from(&RGBColor(150, 150, 150)).stroke_width(1),
+    ))?;
+    legend.draw(&text(&format!("Available gate {:.0} s", c.gate), 34, y))?;
+    y += 34;
+    legend.draw(&text("restart (colour)", 10, y))?;
+    y += 22;
+    for (j, r) in c.restarts.iter().enumerate() {
+        if y > 760 {
+            legend.draw(&text(&format!("... {} more", c.restarts.len() - j), 10, y))?;
+            break;
+        }
+        legend.draw(&Rectangle::new(
+            [(14, y + 2), (26, y + 12)],
+            colour(j).filled(),
+        ))?;
+        legend.draw(&text(&format!("#{} {r}", j + 1), 34, y))?;
+        y += 20;
+    }
+    y += 14;
+    if y < 740 {
+        legend.draw(&text("bars: residual per restart", 10, y))?;
+        legend.draw(&text("(middle), errors (bottom)", 10, y + 18))?;
+        y += 50;
+    }
+    if y < 760 {
+        legend.draw(&text("vtgates", 10, y))?;
+        y += 22;
+    }
+    for (g, v) in c.vtgates.iter().enumerate() {
+        if y > 770 {
+            legend.draw(&text(&format!("... {} more", c.vtgates.len() - g), 10, y))?;
+            break;
+        }
+        legend.draw(&text(&format!("{:>3}  {v}", g + 1), 10, y))?;
+        y += 18;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// Write the fit chart as `<dir>/<stem>.png` and `.svg` (the SVG is drawn in memory and the
+/// PNG to a temporary file first: a drawing failure leaves neither).
+pub fn draw_chart(f: &Fit, dir: &std::path::Path, stem: &str) -> anyhow::Result<()> {
+    use plotters::prelude::*;
+    crate::chart::register_fonts();
+    let c = chart_points(f);
+    let size = (1200, 800);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        paint(root, &c).map_err(|e| anyhow::anyhow!("drawing the SVG chart: {e:?}"))?;
+    }
+    let png = dir.join(format!("{stem}.png"));
+    let tmp = dir.join(format!(".{stem}.tmp{}.png", std::process::id()));
+    let r = (|| -> anyhow::Result<()> {
+        {
+            let root = BitMapBackend::new(&tmp, size).into_drawing_area();
+            paint(root, &c).map_err(|e| anyhow::anyhow!("drawing {}: {e:?}", png.display()))?;
+        }
+        crate::io::write_atomic(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
+        crate::io::rename(&tmp, &png)?;
+        Ok(())
+    })();
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r
 }
