@@ -757,6 +757,9 @@ fn verdict_box(plan: &Plan, points: &[PointStats], runs_digest: &str) -> String 
     h
 }
 
+/// A safe value marked on a chart: (x, y, label).
+type ChartAnswer = (f64, f64, String);
+
 fn draw_charts(
     plan: &Plan,
     points: &[PointStats],
@@ -788,6 +791,15 @@ fn draw_charts(
             series_labels.push(String::new());
         }
         let defs = plan.kept_defs();
+        // The verdict's target marks the safe value on every chart of its metric's mean over
+        // its axis (the verdict box decides the points of its own filter; a chart of other
+        // points, e.g. clustered phases, gets the same rule applied to its curves).
+        let verdict = plan
+            .experiment
+            .verdict
+            .as_ref()
+            .filter(|v| v.axis == c.x && c.y.contains(&v.metric) && c.stat == Stat::Mean);
+        let verdict_metric = verdict.map(|v| v.metric.clone()).unwrap_or_default();
         let mut curves = vec![];
         for y in &c.y {
             let mi = defs.iter().position(|d| d.name == y).expect("checked");
@@ -809,24 +821,53 @@ fn draw_charts(
                     })
                     .collect();
                 pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+                // The verdict's answer on this curve: its safe value (the same rule as the
+                // verdict box: the first point from the unsafe end whose upper 95 % bound is
+                // below the target).
+                let answer = verdict.filter(|_| *y == verdict_metric).and_then(|v| {
+                    let mut ps: Vec<(f64, &PointStats)> = selected
+                        .iter()
+                        .filter(|p| si.is_none_or(|si| &p.labels[si] == sl))
+                        .filter_map(|p| Some((Plan::numeric(&p.labels[xi])?, *p)))
+                        .collect();
+                    ps.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    if v.largest {
+                        ps.reverse();
+                    }
+                    let (x, p) = ps
+                        .into_iter()
+                        .find(|(_, p)| p.interval(mi, defs[mi]).1 < v.target)?;
+                    let y = pts.iter().find(|q| q.x == x).map(|q| q.y)?;
+                    Some((
+                        x,
+                        y,
+                        match si {
+                            Some(_) => format!("{sl}: safe at {}", p.labels[xi]),
+                            None => format!("safe at {}", p.labels[xi]),
+                        },
+                    ))
+                });
                 let label = match (c.y.len() > 1, si) {
                     (_, None) => y.clone(),
                     (false, Some(si)) => format!("{} = {sl}", plan.columns[si]),
                     (true, Some(si)) => format!("{y}, {} = {sl}", plan.columns[si]),
                 };
                 let series_x = Plan::numeric(sl);
-                curves.push(Curve {
-                    label,
-                    points: pts,
-                    series_x,
-                });
+                curves.push((
+                    Curve {
+                        label,
+                        points: pts,
+                        series_x,
+                    },
+                    answer,
+                ));
             }
         }
         // Curves that are identical point for point are drawn once, with their labels joined
         // (five refresh intervals giving one rollout duration are one line, not five).
-        let mut merged: Vec<Curve> = vec![];
-        for cv in curves {
-            let same = |a: &Curve| {
+        let mut merged: Vec<(Curve, Option<ChartAnswer>)> = vec![];
+        for (cv, answer) in curves {
+            let same = |(a, _): &(Curve, Option<ChartAnswer>)| {
                 a.points.len() == cv.points.len()
                     && a.points
                         .iter()
@@ -834,7 +875,7 @@ fn draw_charts(
                         .all(|(p, q)| p.x == q.x && p.y == q.y && p.band == q.band)
             };
             match merged.iter_mut().find(|m| same(m)) {
-                Some(m) => {
+                Some((m, _)) => {
                     let tail = cv
                         .label
                         .rsplit(" = ")
@@ -844,11 +885,37 @@ fn draw_charts(
                     m.label = format!("{}, {tail}", m.label);
                     m.series_x = None;
                 }
-                None => merged.push(cv),
+                None => merged.push((cv, answer)),
             }
         }
-        let curves = merged;
         let mut marks = vec![];
+        for (i, (_, a)) in merged.iter().enumerate() {
+            if let Some((x, y, label)) = a {
+                marks.push(chart::MarkLine::Answer {
+                    x: *x,
+                    y: *y,
+                    label: label.clone(),
+                    series: Some(i),
+                });
+            }
+        }
+        if let Some(v) = verdict {
+            if marks
+                .iter()
+                .any(|m| matches!(m, chart::MarkLine::Answer { .. }))
+                && !c
+                    .marks
+                    .iter()
+                    .any(|m| matches!(m, Mark::HLine { y, .. } if *y == v.target))
+                && c.stat == Stat::Mean
+            {
+                marks.push(chart::MarkLine::H {
+                    y: v.target,
+                    label: format!("the verdict's target: {}", fmt_num(v.target)),
+                });
+            }
+        }
+        let curves: Vec<Curve> = merged.into_iter().map(|(c, _)| c).collect();
         for m in &c.marks {
             match m {
                 Mark::VLine { x, label } => marks.push(chart::MarkLine::V {

@@ -457,6 +457,7 @@ where
             .map_err(e)?;
     }
 
+    let mut answers_at: Vec<(i32, i32, i32, i32)> = vec![];
     for m in &d.marks {
         match m {
             MarkLine::V { x, label } => {
@@ -529,12 +530,27 @@ where
                     ))
                     .map_err(e)?;
                 let (px, py) = chart.backend_coord(&(x, y));
-                // The label goes to the left of a point in the right third of the plot.
+                // The label goes to the left of a point in the right third of the plot, and
+                // moves up, a line at a time, until it overlaps no label placed before it
+                // (two series safe at the same or neighbouring values).
                 let w = label.chars().count() as i32 * 7;
                 let right_third = (x - x0) / (x1 - x0) > 0.67;
                 let tx = if right_third { px - w - 12 } else { px + 10 };
+                let mut ty = py - 18;
+                let hits = |ty: i32, placed: &[(i32, i32, i32, i32)]| {
+                    placed
+                        .iter()
+                        .any(|&(a, b, c, d)| tx < c && tx + w > a && ty < d && ty + 14 > b)
+                };
+                for _ in 0..12 {
+                    if !hits(ty, &answers_at) {
+                        break;
+                    }
+                    ty -= 15;
+                }
+                answers_at.push((tx, ty, tx + w, ty + 14));
                 let style = ("sans-serif", 13).into_font().color(&color);
-                root.draw(&Text::new(label.clone(), (tx, py - 18), style))
+                root.draw(&Text::new(label.clone(), (tx, ty), style))
                     .map_err(e)?;
             }
             MarkLine::Shade { .. } | MarkLine::Note { .. } => {}
@@ -577,20 +593,39 @@ fn legend_corner(
     (y0, y1): (f64, f64),
 ) -> SeriesLabelPosition {
     // Corner boxes: the legend covers roughly the outer 40 % of the width, 45 % of the height.
+    // (position, x zone, y zone) in fractions of the plot: the four corners first (they win
+    // a tie), then the middle of each side, for a plot whose lines run through every corner.
     let corners = [
-        (SeriesLabelPosition::UpperRight, true, true),
-        (SeriesLabelPosition::UpperLeft, false, true),
-        (SeriesLabelPosition::LowerRight, true, false),
-        (SeriesLabelPosition::LowerLeft, false, false),
+        (SeriesLabelPosition::UpperRight, (0.6, 1.0), (0.55, 1.0)),
+        (SeriesLabelPosition::UpperLeft, (0.0, 0.4), (0.55, 1.0)),
+        (SeriesLabelPosition::LowerRight, (0.6, 1.0), (0.0, 0.45)),
+        (SeriesLabelPosition::LowerLeft, (0.0, 0.4), (0.0, 0.45)),
+        (SeriesLabelPosition::MiddleRight, (0.6, 1.0), (0.3, 0.7)),
+        (SeriesLabelPosition::MiddleLeft, (0.0, 0.4), (0.3, 0.7)),
     ];
     let frac = |x: f64, y: f64| ((axes.tx(x) - x0) / (x1 - x0), (axes.ty(y) - y0) / (y1 - y0));
-    let mut occupied: Vec<((f64, f64), usize)> = d
-        .curves
-        .iter()
-        .flat_map(|c| c.points.iter())
-        .filter(|p| p.y.is_finite())
-        .map(|p| (frac(p.x, p.y), 3))
-        .collect();
+    // A curve's points count 3 each, and the line between two points 1 per sixteenth of it,
+    // so that a legend lands on no line, not merely on no point.
+    let mut occupied: Vec<((f64, f64), usize)> = vec![];
+    for c in &d.curves {
+        let pts: Vec<(f64, f64)> = c
+            .points
+            .iter()
+            .filter(|p| p.y.is_finite())
+            .map(|p| frac(p.x, p.y))
+            .collect();
+        occupied.extend(pts.iter().map(|&p| (p, 3)));
+        for w in pts.windows(2) {
+            for k in 1..16 {
+                let t = k as f64 / 16.0;
+                let p = (
+                    w[0].0 + t * (w[1].0 - w[0].0),
+                    w[0].1 + t * (w[1].1 - w[0].1),
+                );
+                occupied.push((p, 1));
+            }
+        }
+    }
     for m in &d.marks {
         match m {
             MarkLine::Answer { x, y, .. } => occupied.push((frac(*x, *y), 3)),
@@ -609,14 +644,10 @@ fn legend_corner(
         }
     }
     let mut best = (usize::MAX, SeriesLabelPosition::UpperRight);
-    for (pos, right, upper) in corners {
+    for (pos, (ax, bx), (ay, by)) in corners {
         let n: usize = occupied
             .iter()
-            .filter(|((fx, fy), _)| {
-                let in_x = if right { *fx > 0.6 } else { *fx < 0.4 };
-                let in_y = if upper { *fy > 0.55 } else { *fy < 0.45 };
-                in_x && in_y
-            })
+            .filter(|((fx, fy), _)| *fx >= ax && *fx <= bx && *fy >= ay && *fy <= by)
             .map(|(_, w)| w)
             .sum();
         if n < best.0 {
