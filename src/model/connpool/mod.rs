@@ -61,7 +61,9 @@
 //! one draw record (`request`, setting, `request`, deadline offset in ns, service time in ns):
 //! the deadline and the setting reach the counters (late completions, timeouts, setting
 //! changes) without being event times; a random timer lateness is a draw record too
-//! (`timer`, busy 0/1, `lateness`, ns), per request and per starvation tick. Arrival gaps,
+//! (`timer`, busy 0/1, `lateness`, ns), per starvation tick and per request that dials,
+//! waits or arrives already due (a request served at once from a stack before its deadline
+//! never consults its timer and draws none). Arrival gaps,
 //! dial, setting round trips, wake-ups, handoffs, spins and think times are event times.
 //!
 //! Files: [`params`] (every parameter, default and source), [`event`], [`waitlist`] (the list,

@@ -43,6 +43,7 @@ impl PoolWorld {
             conn = self.clean.pop();
         }
         if conn.is_none() && self.active < self.capacity {
+            self.arm_deadline_timer(w, s);
             let c = self.new_conn();
             let wt = &mut self.waiters[w as usize];
             wt.conn = c;
@@ -55,8 +56,16 @@ impl PoolWorld {
             conn = self.pop_any_settings_stack();
         }
         match conn {
-            Some(c) => self.acquired(now, w, c, false, s),
+            Some(c) => {
+                // A setting change asks the ctx again when its round trips are over.
+                let wt = &self.waiters[w as usize];
+                if wt.past_deadline(now) || self.conns[c as usize].setting != wt.setting {
+                    self.arm_deadline_timer(w, s);
+                }
+                self.acquired(now, w, c, false, s)
+            }
             None => {
+                self.arm_deadline_timer(w, s);
                 self.waiters[w as usize].state = WaiterState::Enqueuing;
                 self.lock(now, MutexOp::Enqueue(w), s);
             }

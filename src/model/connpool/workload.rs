@@ -112,7 +112,6 @@ impl PoolWorld {
         };
         let gen = self.waiters[w as usize].gen;
         let deadline = SimTime(now.0.saturating_add(dl));
-        let late = self.timer_lateness(s);
         self.waiters[w as usize] = Waiter {
             gen,
             setting,
@@ -123,7 +122,9 @@ impl PoolWorld {
             late: false,
             arrival: now,
             deadline,
-            cancel_at: SimTime(deadline.0.saturating_add(late)),
+            // Until `arm_deadline_timer` draws the timer's lateness: exact for every
+            // `expired(t)` with t < deadline, the only ones asked of an unarmed request.
+            cancel_at: deadline,
             service_ns,
             seq: 0,
             conn: NONE,
@@ -207,6 +208,19 @@ impl PoolWorld {
         });
         self.m.timer_lateness.add(l);
         l
+    }
+
+    /// Draw the lateness of `w`'s ctx timer, now, at its arrival (`ConnPool.Get` runs in the
+    /// instant of the arrival; nothing between the arrival and this call changes the
+    /// process's busy state or draws a lateness). Only a request whose ctx can be asked
+    /// about at or after its deadline needs it: one that dials, one that waits, or one whose
+    /// deadline is already due. A request served at once from a stack before its deadline
+    /// never looks at its timer again, so it draws none: each drawn lateness is still an
+    /// independent draw from the same distribution, chosen by the same busy state.
+    pub(super) fn arm_deadline_timer(&mut self, w: u32, s: &mut Scheduler<Event>) {
+        let l = self.timer_lateness(s);
+        let wt = &mut self.waiters[w as usize];
+        wt.cancel_at = SimTime(wt.deadline.0.saturating_add(l));
     }
 
     /// `waitForConn` returns what it was handed (after `<-done`).

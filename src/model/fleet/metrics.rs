@@ -213,14 +213,17 @@ pub fn report(w: &FleetWorld, metrics: &[f64], digest: &str) -> String {
     s
 }
 
-/// `timeline.csv` and the goodput chart with the drains marked (the run's last, partial
+/// `timeline.csv`, the goodput chart (offered and served) and the failures chart (in total
+/// and per cause), each with the drains marked (the run's last, partial
 /// second is in the CSV, with its true end, and not on the chart).
 pub fn artifacts(w: &FleetWorld, end: SimTime) -> Vec<crate::model::Artifact> {
-    use crate::chart::{ChartData, Curve, CurvePoint, MarkLine};
+    use crate::chart::{ChartData, Curve, CurvePoint};
     let mut csv = String::from(
         "t_start_s,t_end_s,offered,good,no_healthy,routed_to_dead,pool_timeouts,pool_closed\n",
     );
     let (mut good, mut offered, mut failed) = (vec![], vec![], vec![]);
+    // Per cause: no healthy, routed to dead, pool timeouts, pool closed.
+    let mut causes: [Vec<CurvePoint>; 4] = Default::default();
     for (i, b) in w.seconds.iter().enumerate() {
         let Second {
             offered: o,
@@ -239,54 +242,119 @@ pub fn artifacts(w: &FleetWorld, end: SimTime) -> Vec<crate::model::Artifact> {
         if t_end < x {
             break;
         }
-        good.push(CurvePoint { x, y: g as f64, band: None });
-        offered.push(CurvePoint { x, y: o as f64, band: None });
-        failed.push(CurvePoint { x, y: b.failed() as f64, band: None });
+        let pt = |y: u64| CurvePoint {
+            x,
+            y: y as f64,
+            band: None,
+        };
+        good.push(pt(g));
+        offered.push(pt(o));
+        failed.push(pt(b.failed()));
+        for (c, v) in causes
+            .iter_mut()
+            .zip([no_healthy, routed_to_dead, pool_timeouts, pool_closed])
+        {
+            c.push(pt(v));
+        }
     }
-    let mut marks: Vec<MarkLine> = w
+    let curve = |label: String, points| Curve {
+        label,
+        points,
+        series_x: None,
+    };
+    // Each SIGTERM (and the end of the rollout) as a vertical segment of its own colour and
+    // legend entry, spanning the panel's data: the renderer's reference lines are all black.
+    let span = |pts: &[&Vec<CurvePoint>]| {
+        let ys = pts.iter().flat_map(|c| c.iter().map(|p| p.y));
+        let lo = ys.clone().fold(f64::INFINITY, f64::min);
+        let hi = ys.fold(f64::NEG_INFINITY, f64::max);
+        if lo.is_finite() {
+            (lo, hi)
+        } else {
+            (0.0, 1.0)
+        }
+    };
+    let mut drains: Vec<(f64, String)> = w
         .rollout
         .restarts
         .iter()
-        .map(|r| MarkLine::V {
-            x: r.drain_at.as_secs_f64(),
-            label: format!(
-                "SIGTERM tablet {}{}",
-                r.tablet,
-                if r.old_primary { " (old primary)" } else { "" }
-            ),
+        .map(|r| {
+            let x = r.drain_at.as_secs_f64();
+            let what = if r.old_primary { " (old primary)" } else { "" };
+            (x, format!("SIGTERM tablet {}{what} at {x:.0} s", r.tablet))
         })
         .collect();
     if w.complete_at != SimTime::MAX {
-        marks.push(MarkLine::V {
-            x: w.complete_at.as_secs_f64(),
-            label: "rollout and re-discovery complete".into(),
-        });
+        let x = w.complete_at.as_secs_f64();
+        drains.push((x, format!("rollout and re-discovery complete at {x:.0} s")));
     }
-    let curve = |label: &str, points| Curve {
-        label: label.into(),
-        points,
-        series_x: None,
+    let verticals = |(lo, hi): (f64, f64)| {
+        drains
+            .iter()
+            .map(|(x, label)| {
+                let p = |y| CurvePoint {
+                    x: *x,
+                    y,
+                    band: None,
+                };
+                curve(label.clone(), vec![p(lo), p(hi)])
+            })
+            .collect::<Vec<_>>()
+    };
+    // Panel 1: offered and served, on a y range of their own (the dips show).
+    let mut top = vec![
+        curve("offered".into(), offered),
+        curve("served before the deadline".into(), good),
+    ];
+    top.extend(verticals(span(&[&top[0].points, &top[1].points])));
+    // Panel 2: the failures per cause that occurred (their sum is the failed total; with no
+    // failure at all, the total, a flat zero).
+    let names = [
+        "no healthy tablet",
+        "routed to a dead tablet",
+        "pool timeout",
+        "pool closed",
+    ];
+    let mut bottom: Vec<Curve> = causes
+        .into_iter()
+        .zip(names)
+        .filter(|(c, _)| c.iter().any(|p| p.y > 0.0))
+        .map(|(c, name)| curve(name.into(), c))
+        .collect();
+    if bottom.is_empty() {
+        bottom.push(curve("failed (all causes)".into(), failed));
+    }
+    let all: Vec<&Vec<CurvePoint>> = bottom.iter().map(|c| &c.points).collect();
+    let sp = span(&all);
+    bottom.extend(verticals((0.0, sp.1.max(1.0))));
+    let chart = |name: &str, title: &str, y_label: &str, curves| crate::model::Artifact::Chart {
+        name: name.into(),
+        data: ChartData {
+            title: title.into(),
+            x_label: "time (s)".into(),
+            y_label: y_label.into(),
+            log_x: false,
+            log_y: false,
+            curves,
+            marks: vec![],
+        },
     };
     vec![
         crate::model::Artifact::Text {
             name: "timeline.csv".into(),
             text: csv,
         },
-        crate::model::Artifact::Chart {
-            name: "goodput".into(),
-            data: ChartData {
-                title: "Replica-read goodput per second through a rolling restart".into(),
-                x_label: "time (s)".into(),
-                y_label: "reads per second (1 s buckets)".into(),
-                log_x: false,
-                log_y: false,
-                curves: vec![
-                    curve("offered", offered),
-                    curve("served before the deadline", good),
-                    curve("failed (all causes)", failed),
-                ],
-                marks,
-            },
-        },
+        chart(
+            "goodput",
+            "Replica-read goodput per second through a rolling restart",
+            "reads per second (1 s buckets)",
+            top,
+        ),
+        chart(
+            "failures",
+            "Failed replica reads per second, by cause",
+            "failed reads per second (1 s buckets)",
+            bottom,
+        ),
     ]
 }
