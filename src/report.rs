@@ -918,9 +918,24 @@ fn draw_charts(
         let curves: Vec<Curve> = merged.into_iter().map(|(c, _)| c).collect();
         for m in &c.marks {
             match m {
-                Mark::VLine { x, label } => marks.push(chart::MarkLine::V {
-                    x: *x,
-                    label: label.clone(),
+                Mark::VLine {
+                    x,
+                    label,
+                    color,
+                    dashed,
+                } => marks.push(match (color, dashed) {
+                    (None, false) => chart::MarkLine::V {
+                        x: *x,
+                        label: label.clone(),
+                    },
+                    _ => chart::MarkLine::VStyled {
+                        x: *x,
+                        label: label.clone(),
+                        style: chart::LineStyle {
+                            rgb: color.unwrap_or((0, 0, 0)),
+                            dashed: *dashed,
+                        },
+                    },
                 }),
                 Mark::HLine { y, label } => marks.push(chart::MarkLine::H {
                     y: *y,

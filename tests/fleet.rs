@@ -293,3 +293,62 @@ fn bad_fleet_values_exit_2_naming_the_field() {
         assert!(err.contains(field), "{body}: {err}");
     }
 }
+
+/// The replay charts mark each SIGTERM (and the rollout's end) as a reference line of its own,
+/// at the drain's time, in a colour no curve and no other marker has; the per-second curves
+/// are the data only (no marker disguised as a two-point curve).
+#[test]
+fn the_replay_charts_mark_each_drain_in_a_colour_of_its_own() {
+    use vtsim::chart::MarkLine;
+    use vtsim::model::Artifact;
+    let p = FleetParams::default();
+    let run = run_detailed(
+        &p,
+        1,
+        RunOptions {
+            report: true,
+            ..RunOptions::default()
+        },
+    );
+    let drains: Vec<f64> = run
+        .restarts
+        .iter()
+        .map(|r| r.drain_at.as_secs_f64())
+        .collect();
+    assert!(drains.len() >= 2, "{} drains", drains.len());
+    let mut charts = 0;
+    for a in &run.output.artifacts {
+        let Artifact::Chart { name, data } = a else {
+            continue;
+        };
+        charts += 1;
+        let styled: Vec<(f64, (u8, u8, u8), bool)> = data
+            .marks
+            .iter()
+            .filter_map(|m| match m {
+                MarkLine::VStyled { x, style, .. } => Some((*x, style.rgb, style.dashed)),
+                _ => None,
+            })
+            .collect();
+        assert!(styled.len() >= drains.len(), "{name}: {styled:?}");
+        for (k, d) in drains.iter().enumerate() {
+            assert_eq!(styled[k].0, *d, "{name}: drain {k}");
+            assert!(!styled[k].2, "{name}: drain {k} dashed");
+        }
+        let mut colours: Vec<(u8, u8, u8)> = styled.iter().map(|s| s.1).collect();
+        colours.extend((0..data.curves.len()).map(vtsim::chart::palette));
+        let n = colours.len();
+        colours.sort();
+        colours.dedup();
+        assert_eq!(colours.len(), n, "{name}: a colour is used twice");
+        for c in &data.curves {
+            assert!(
+                c.points.len() > 60,
+                "{name}: curve `{}` has {} points",
+                c.label,
+                c.points.len()
+            );
+        }
+    }
+    assert_eq!(charts, 2);
+}

@@ -38,12 +38,22 @@ pub struct Curve {
 /// A reference line.
 #[derive(Clone, Debug)]
 pub enum MarkLine {
-    /// Vertical line at x.
+    /// Vertical line at x, solid black.
     V {
         /// Position.
         x: f64,
         /// Legend text.
         label: String,
+    },
+    /// Vertical line at x in a colour and dash of its own, with its legend entry (drain
+    /// markers, the survivor-at-capacity loads), so that several are told apart.
+    VStyled {
+        /// Position.
+        x: f64,
+        /// Legend text.
+        label: String,
+        /// Colour and dash.
+        style: LineStyle,
     },
     /// Horizontal line at y.
     H {
@@ -87,6 +97,26 @@ pub enum MarkLine {
         label: String,
     },
 }
+
+/// How a reference line is drawn: its colour and whether it is dashed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineStyle {
+    /// Red, green, blue.
+    pub rgb: (u8, u8, u8),
+    /// Dashed (8 px dash, 5 px gap) rather than solid.
+    pub dashed: bool,
+}
+
+/// The colour the renderer gives curve `i` (callers colour reference lines apart from the
+/// curves with an index past the last curve).
+pub fn palette(i: usize) -> (u8, u8, u8) {
+    let RGBColor(r, g, b) = PALETTE[i % PALETTE.len()];
+    (r, g, b)
+}
+
+/// A series with more points than this is drawn as a line only: a circle on every point of a
+/// dense series (a per-second timeline) hides the line.
+pub const MAX_CIRCLED_POINTS: usize = 60;
 
 /// Everything one chart shows.
 #[derive(Clone, Debug)]
@@ -262,7 +292,7 @@ where
         .collect();
     for m in &d.marks {
         match m {
-            MarkLine::V { x, .. } => xs.push(axes.tx(*x)),
+            MarkLine::V { x, .. } | MarkLine::VStyled { x, .. } => xs.push(axes.tx(*x)),
             MarkLine::H { y, .. } => ys.push(axes.ty(*y)),
             MarkLine::Shade { points, .. } => {
                 xs.extend(points.iter().map(|p| axes.tx(p.0)));
@@ -449,30 +479,57 @@ where
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3))
             });
-        chart
-            .draw_series(
-                line.iter()
-                    .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
-            )
-            .map_err(e)?;
+        if line.len() <= MAX_CIRCLED_POINTS {
+            chart
+                .draw_series(
+                    line.iter()
+                        .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
+                )
+                .map_err(e)?;
+        }
     }
 
     let mut answers_at: Vec<(i32, i32, i32, i32)> = vec![];
     for m in &d.marks {
         match m {
-            MarkLine::V { x, label } => {
-                // Solid, so that it cannot be mistaken for a dashed per-series mark.
+            MarkLine::V { x, label } | MarkLine::VStyled { x, label, .. } => {
+                // Solid black by default, so that it cannot be mistaken for a dashed
+                // per-series mark; a styled line takes its own colour and dash.
+                let (color, dashed) = match m {
+                    MarkLine::VStyled {
+                        style:
+                            LineStyle {
+                                rgb: (r, g, b),
+                                dashed,
+                            },
+                        ..
+                    } => (RGBColor(*r, *g, *b), *dashed),
+                    _ => (BLACK, false),
+                };
                 let x = axes.tx(*x);
-                chart
-                    .draw_series(LineSeries::new(
-                        vec![(x, y0), (x, y1)],
-                        BLACK.stroke_width(2),
-                    ))
-                    .map_err(e)?
-                    .label(label.as_str())
-                    .legend(|(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 22, y)], BLACK.stroke_width(2))
-                    });
+                if dashed {
+                    chart
+                        .draw_series(DashedLineSeries::new(
+                            vec![(x, y0), (x, y1)],
+                            8,
+                            5,
+                            color.stroke_width(2),
+                        ))
+                        .map_err(e)?
+                        .label(label.as_str())
+                        .legend(move |(x, y)| dashed_legend(x, y, 8, 5, color));
+                } else {
+                    chart
+                        .draw_series(LineSeries::new(
+                            vec![(x, y0), (x, y1)],
+                            color.stroke_width(2),
+                        ))
+                        .map_err(e)?
+                        .label(label.as_str())
+                        .legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2))
+                        });
+                }
             }
             MarkLine::H { y, label } => {
                 let y = axes.ty(*y);

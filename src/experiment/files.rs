@@ -145,15 +145,47 @@ pub enum Stat {
     Max,
 }
 
+/// A colour written back as `"#rrggbb"`.
+fn ser_rgb<S: serde::Serializer>(c: &Option<(u8, u8, u8)>, s: S) -> Result<S::Ok, S::Error> {
+    let (r, g, b) = c.unwrap_or((0, 0, 0));
+    s.serialize_str(&format!("#{r:02x}{g:02x}{b:02x}"))
+}
+
+/// A `"#rrggbb"` colour.
+fn de_rgb<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<(u8, u8, u8)>, D::Error> {
+    let s = String::deserialize(d)?;
+    let hex = s
+        .strip_prefix('#')
+        .filter(|h| h.len() == 6 && h.bytes().all(|b| b.is_ascii_hexdigit()));
+    let Some(h) = hex else {
+        return Err(serde::de::Error::custom(format!(
+            "`color` is `{s}`, not \"#rrggbb\" (six hex digits)"
+        )));
+    };
+    let c = |i: usize| u8::from_str_radix(&h[i..i + 2], 16).expect("hex digits");
+    Ok(Some((c(0), c(2), c(4))))
+}
+
 /// A reference mark on a chart.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Mark {
-    /// A vertical line at `x`.
+    /// A vertical line at `x` (solid black unless `color` or `dashed` is given).
     VLine {
         /// Position on the x axis.
         x: f64,
         /// Legend text.
         label: String,
+        /// Colour as `"#rrggbb"` (default black).
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "de_rgb",
+            serialize_with = "ser_rgb"
+        )]
+        color: Option<(u8, u8, u8)>,
+        /// Dashed rather than solid (default false).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        dashed: bool,
     },
     /// A horizontal line at `y`.
     HLine {

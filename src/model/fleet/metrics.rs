@@ -217,7 +217,7 @@ pub fn report(w: &FleetWorld, metrics: &[f64], digest: &str) -> String {
 /// and per cause), each with the drains marked (the run's last, partial
 /// second is in the CSV, with its true end, and not on the chart).
 pub fn artifacts(w: &FleetWorld, end: SimTime) -> Vec<crate::model::Artifact> {
-    use crate::chart::{ChartData, Curve, CurvePoint};
+    use crate::chart::{palette, ChartData, Curve, CurvePoint, LineStyle, MarkLine};
     let mut csv = String::from(
         "t_start_s,t_end_s,offered,good,no_healthy,routed_to_dead,pool_timeouts,pool_closed\n",
     );
@@ -262,18 +262,8 @@ pub fn artifacts(w: &FleetWorld, end: SimTime) -> Vec<crate::model::Artifact> {
         points,
         series_x: None,
     };
-    // Each SIGTERM (and the end of the rollout) as a vertical segment of its own colour and
-    // legend entry, spanning the panel's data: the renderer's reference lines are all black.
-    let span = |pts: &[&Vec<CurvePoint>]| {
-        let ys = pts.iter().flat_map(|c| c.iter().map(|p| p.y));
-        let lo = ys.clone().fold(f64::INFINITY, f64::min);
-        let hi = ys.fold(f64::NEG_INFINITY, f64::max);
-        if lo.is_finite() {
-            (lo, hi)
-        } else {
-            (0.0, 1.0)
-        }
-    };
+    // Each SIGTERM (and the end of the rollout) as a vertical line of its own colour (past
+    // the panel's curves' colours) and legend entry; the end of the rollout dashed.
     let mut drains: Vec<(f64, String)> = w
         .rollout
         .restarts
@@ -288,25 +278,27 @@ pub fn artifacts(w: &FleetWorld, end: SimTime) -> Vec<crate::model::Artifact> {
         let x = w.complete_at.as_secs_f64();
         drains.push((x, format!("rollout and re-discovery complete at {x:.0} s")));
     }
-    let verticals = |(lo, hi): (f64, f64)| {
+    let verticals = |n_curves: usize| {
+        let n_drains = w.rollout.restarts.len();
         drains
             .iter()
-            .map(|(x, label)| {
-                let p = |y| CurvePoint {
-                    x: *x,
-                    y,
-                    band: None,
-                };
-                curve(label.clone(), vec![p(lo), p(hi)])
+            .enumerate()
+            .map(|(k, (x, label))| MarkLine::VStyled {
+                x: *x,
+                label: label.clone(),
+                style: LineStyle {
+                    rgb: palette(n_curves + k),
+                    dashed: k >= n_drains,
+                },
             })
             .collect::<Vec<_>>()
     };
     // Panel 1: offered and served, on a y range of their own (the dips show).
-    let mut top = vec![
+    let top = vec![
         curve("offered".into(), offered),
         curve("served before the deadline".into(), good),
     ];
-    top.extend(verticals(span(&[&top[0].points, &top[1].points])));
+    let top_marks = verticals(top.len());
     // Panel 2: the failures per cause that occurred (their sum is the failed total; with no
     // failure at all, the total, a flat zero).
     let names = [
@@ -324,10 +316,8 @@ pub fn artifacts(w: &FleetWorld, end: SimTime) -> Vec<crate::model::Artifact> {
     if bottom.is_empty() {
         bottom.push(curve("failed (all causes)".into(), failed));
     }
-    let all: Vec<&Vec<CurvePoint>> = bottom.iter().map(|c| &c.points).collect();
-    let sp = span(&all);
-    bottom.extend(verticals((0.0, sp.1.max(1.0))));
-    let chart = |name: &str, title: &str, y_label: &str, curves| crate::model::Artifact::Chart {
+    let bottom_marks = verticals(bottom.len());
+    let chart = |name: &str, title: &str, y_label: &str, curves, marks| crate::model::Artifact::Chart {
         name: name.into(),
         data: ChartData {
             title: title.into(),
@@ -336,7 +326,7 @@ pub fn artifacts(w: &FleetWorld, end: SimTime) -> Vec<crate::model::Artifact> {
             log_x: false,
             log_y: false,
             curves,
-            marks: vec![],
+            marks,
         },
     };
     vec![
@@ -349,12 +339,14 @@ pub fn artifacts(w: &FleetWorld, end: SimTime) -> Vec<crate::model::Artifact> {
             "Replica-read goodput per second through a rolling restart",
             "reads per second (1 s buckets)",
             top,
+            top_marks,
         ),
         chart(
             "failures",
             "Failed replica reads per second, by cause",
             "failed reads per second (1 s buckets)",
             bottom,
+            bottom_marks,
         ),
     ]
 }
