@@ -13,7 +13,7 @@ use super::event::Event;
 use super::params::Phase;
 use super::world::{jitter, RolloutWorld, Route, ShardOp, Tablet, View, Vtgate, NONE};
 use crate::model::dist::offset_of;
-use crate::sim::rng::{cached_stream, exponential, uniform01};
+use crate::sim::rng::{cached_stream, uniform01};
 use crate::sim::{SimDuration, SimTime, Simulation};
 
 impl RolloutWorld {
@@ -96,16 +96,7 @@ impl RolloutWorld {
                 backoff,
             };
         }
-        routes.fill(Route {
-            read: 0,
-            read_since: SimTime::ZERO,
-            exp_start: SimTime::ZERO,
-            exp_dead: 0,
-            exp_none: 0,
-            write_ok: true,
-            write_since: SimTime::ZERO,
-            pending_writes: 0,
-        });
+        routes.fill(Route::START);
         for op in shard_ops.iter_mut() {
             let ShardOp {
                 order,
@@ -182,24 +173,7 @@ impl RolloutWorld {
         for (s, t) in releases {
             sim.schedule(t, Event::Release { shard: s });
         }
-        if sim.world.per_query {
-            let (rr, wr) = (
-                sim.world.p.workload.replica_read_rps,
-                sim.world.p.workload.primary_write_rps,
-            );
-            for g in 0..sim.world.vtgates.len() {
-                if rr > 0.0 {
-                    let v = &mut sim.world.vtgates[g];
-                    let d = SimDuration::from_secs_f64(exponential(v.wl_rng.get(), 1.0 / rr));
-                    sim.schedule(SimTime::ZERO + d, Event::Read { g: g as u16 });
-                }
-                if wr > 0.0 {
-                    let v = &mut sim.world.vtgates[g];
-                    let d = SimDuration::from_secs_f64(exponential(v.wl_rng.get(), 1.0 / wr));
-                    sim.schedule(SimTime::ZERO + d, Event::Write { g: g as u16 });
-                }
-            }
-        }
+        RolloutWorld::schedule_first_queries(sim);
     }
 }
 

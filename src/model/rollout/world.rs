@@ -93,6 +93,21 @@ pub struct Route {
     pub(crate) pending_writes: u64,
 }
 
+impl Route {
+    /// A route at time zero: reads succeed, writes succeed, nothing open (the constructor's
+    /// and the reset's start state).
+    pub(crate) const START: Route = Route {
+        read: 0,
+        read_since: SimTime::ZERO,
+        exp_start: SimTime::ZERO,
+        exp_dead: 0,
+        exp_none: 0,
+        write_ok: true,
+        write_since: SimTime::ZERO,
+        pending_writes: 0,
+    };
+}
+
 /// The record of one tablet restart.
 #[derive(Clone, Debug)]
 pub struct RestartRec {
@@ -406,22 +421,12 @@ impl RolloutWorld {
             });
         }
 
-        let route = Route {
-            read: 0,
-            read_since: SimTime::ZERO,
-            exp_start: SimTime::ZERO,
-            exp_dead: 0,
-            exp_none: 0,
-            write_ok: true,
-            write_since: SimTime::ZERO,
-            pending_writes: 0,
-        };
         let mut world = RolloutWorld {
             p: p.clone(),
             tablets,
             vtgates,
             views,
-            routes: vec![route; m * s_n],
+            routes: vec![Route::START; m * s_n],
             shard_ops,
             restarts: Vec::with_capacity(n),
             pending_discoveries: 0,
@@ -465,23 +470,33 @@ impl RolloutWorld {
         for (s, t) in releases {
             sim.schedule(t, Event::Release { shard: s });
         }
-        if sim.world.per_query {
-            for g in 0..m {
-                let w = &mut sim.world;
-                let (rr, wr) = (p.workload.replica_read_rps, p.workload.primary_write_rps);
-                let v = &mut w.vtgates[g];
-                if rr > 0.0 {
-                    let d = SimDuration::from_secs_f64(exponential(v.wl_rng.get(), 1.0 / rr));
-                    sim.schedule(SimTime::ZERO + d, Event::Read { g: g as u16 });
-                }
+        Self::schedule_first_queries(&mut sim);
+        sim
+    }
+
+    /// Per-query mode: each vtgate's first replica read and first primary write (in that
+    /// order, vtgate by vtgate), drawn from its workload stream. The constructor and the reset
+    /// (`reuse.rs`) both start a run with it.
+    pub(crate) fn schedule_first_queries(sim: &mut Simulation<RolloutWorld>) {
+        if !sim.world.per_query {
+            return;
+        }
+        let (rr, wr) = (
+            sim.world.p.workload.replica_read_rps,
+            sim.world.p.workload.primary_write_rps,
+        );
+        for g in 0..sim.world.vtgates.len() {
+            if rr > 0.0 {
                 let v = &mut sim.world.vtgates[g];
-                if wr > 0.0 {
-                    let d = SimDuration::from_secs_f64(exponential(v.wl_rng.get(), 1.0 / wr));
-                    sim.schedule(SimTime::ZERO + d, Event::Write { g: g as u16 });
-                }
+                let d = SimDuration::from_secs_f64(exponential(v.wl_rng.get(), 1.0 / rr));
+                sim.schedule(SimTime::ZERO + d, Event::Read { g: g as u16 });
+            }
+            if wr > 0.0 {
+                let v = &mut sim.world.vtgates[g];
+                let d = SimDuration::from_secs_f64(exponential(v.wl_rng.get(), 1.0 / wr));
+                sim.schedule(SimTime::ZERO + d, Event::Write { g: g as u16 });
             }
         }
-        sim
     }
 
     /// Cells: a vtgate has no health check on a tablet of a cell it does not watch, and its
