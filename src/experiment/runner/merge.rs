@@ -11,6 +11,7 @@ use crate::experiment::layout::RowChecker;
 use crate::experiment::plan::Plan;
 use crate::io::csv::{Record, Records};
 use crate::io::{self, FileWriter, IoError};
+use crate::report::Outputs;
 use anyhow::{anyhow, bail, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -200,6 +201,7 @@ pub fn merge(plan: &Plan, out: &Path) -> Result<()> {
         let runs = staging.join("runs.csv");
         let mut w = FileWriter::create(&runs)?;
         w.write_all(&header)?;
+        let mut acc = Outputs::new(plan);
         for j in 0..plan.jobs() {
             let s = &mut shards[(j % n) as usize];
             let row = s.rows + 1;
@@ -214,8 +216,11 @@ pub fn merge(plan: &Plan, out: &Path) -> Result<()> {
                     s.meta.rows
                 ),
             };
-            chk.check(&bytes, j)
+            let v = chk
+                .check(&bytes, j)
                 .map_err(|m| anyhow!("{}: row {row} (line {line}): {m}", s.path.display()))?;
+            acc.add(v.metrics.iter().copied(), v.events, v.digest)
+                .map_err(|e| anyhow!("{}: row {row} (line {line}): {e}", s.path.display()))?;
             if row == 1 {
                 resimulate_matches(&chk, plan, &bytes, j).map_err(|m| {
                     anyhow!(
@@ -260,6 +265,6 @@ pub fn merge(plan: &Plan, out: &Path) -> Result<()> {
             }
         }
         w.finish()?;
-        Ok(())
+        Ok(acc)
     })
 }

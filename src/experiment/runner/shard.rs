@@ -147,8 +147,8 @@ pub(super) fn run_shard(plan: &Plan, cfg: &RunConfig, k: u64, n: u64) -> Result<
         io::remove_file(&runs)?;
     }
     let jobs = (k0, n, mine);
-    let mut p = open_partial(plan, cfg, &dir, jobs)?;
-    let (written, events, simulate_s) = simulate(plan, cfg, &mut p, jobs)?;
+    let mut p = open_partial(plan, cfg, &dir, jobs, None)?;
+    let (written, events, simulate_s) = simulate(plan, cfg, &mut p, jobs, None)?;
     let done = p.done;
     p.w.finish()?;
     let (file_hash, rows, blocks) = hash_shard_file(&partial)?;
