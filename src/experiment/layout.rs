@@ -1,6 +1,7 @@
-//! The layout of `runs.csv`, shared by the runner (which writes and re-reads rows) and the
-//! report (which reads them back): the header, a row's fields, and the check that a row read
-//! back is exactly the one job `j` of a plan writes.
+//! The layout of `runs.csv`, shared by the runner (which writes rows, and verifies the rows it
+//! reads: a resumed partial file, a shard's rows in `merge`): the header, a row's bytes
+//! ([`RowWriter`]), and the check that a row read back is exactly the one job `j` of a plan
+//! writes ([`RowChecker`]). Neither allocates per row.
 
 use super::plan::Plan;
 use crate::io::csv::{csv_line, split_fields, CsvLine};
