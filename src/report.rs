@@ -3,16 +3,16 @@
 //! 95 % CI, p50/p90/p99/max; Wilson interval for 0/1 metrics), `summary.json` (inputs echoed,
 //! vtsim version, seed, digests), the charts (PNG + SVG) and `index.html`.
 //!
-//! Everything here is computed by reading `runs.csv` back in job order, so an unsharded run, a
-//! resumed run and a merge of shards share one code path and give byte-identical files.
+//! Everything here is computed from the rows in job order, accumulated ([`Outputs`]) as the
+//! runner writes them (a fresh run) or verifies them (a resumed run's kept rows, a merge's
+//! shard rows), never by reading a finished `runs.csv` back; all of them share one code path
+//! and give byte-identical files.
 //! Nothing here depends on the clock, the thread count or the machine.
 
 use crate::chart::{self, Curve, CurvePoint};
 use crate::experiment::files::{Mark, Stat};
 use crate::experiment::hooks::abort_in_outputs_hook;
-use crate::experiment::layout::RowChecker;
 use crate::experiment::plan::Plan;
-use crate::io::csv::{Next, Record, Records};
 use crate::io::write;
 use crate::model::MetricKind;
 use crate::sketch::QuantileSketch;
@@ -165,71 +165,100 @@ fn label_seconds(l: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-/// Read `dir/runs.csv` and write everything else into `dir`.
-///
-/// Every row is checked against the plan as it is read (job order, point, replicate, seed,
-/// labels, number formats: see [`RowChecker`]); a row that fails stops the report with the row
-/// and the reason. `dir` is a private staging folder (the runner swaps it in whole), so the
-/// files are written in place, each flushed to disk.
-pub fn finalize(plan: &Plan, dir: &Path) -> Result<()> {
-    let runs = dir.join("runs.csv");
-    let mut chk = RowChecker::new(plan);
-    let mut rec = Records::open(&runs)?;
-    match rec.next_record()? {
-        Record::Row(b, _) if b == chk.header_bytes() => {}
-        _ => bail!(
-            "{}: the header does not match the experiment",
-            runs.display()
-        ),
+/// What the outputs are computed from, accumulated row by row in job order as the rows are
+/// written (a fresh run), verified (a resumed run's kept rows, a merge's shard rows) or both,
+/// so that `runs.csv` is never read back to compute them. It holds one point's values (at
+/// most [`QuantileSketch`]'s exact limit per metric, then the sketch) and one
+/// [`PointStats`] per finished point: its memory does not grow with the replicates.
+pub struct Outputs<'p> {
+    plan: &'p Plan,
+    next: u64,
+    values: Vec<MetricAcc>,
+    points: Vec<PointStats>,
+    digest: blake3::Hasher,
+    /// The rows' digests, hashed 64 KiB at a time: the same bytes as row by row (so the same
+    /// runs digest), without BLAKE3's per-call cost on 65-byte updates.
+    digest_buf: Vec<u8>,
+    events_total: u64,
+}
+
+impl<'p> Outputs<'p> {
+    /// Nothing accumulated yet: the next row is job 0's.
+    pub fn new(plan: &'p Plan) -> Self {
+        Outputs {
+            plan,
+            next: 0,
+            values: (0..plan.keep.len()).map(|_| MetricAcc::new()).collect(),
+            points: Vec::with_capacity(plan.points.len()),
+            digest: blake3::Hasher::new(),
+            digest_buf: Vec::with_capacity(64 * 1024 + 128),
+            events_total: 0,
+        }
     }
-    let reps = plan.replicates();
-    let nk = plan.keep.len();
-    let mut points: Vec<PointStats> = Vec::with_capacity(plan.points.len());
-    let fresh = || (0..nk).map(|_| MetricAcc::new()).collect::<Vec<_>>();
-    let mut values: Vec<MetricAcc> = fresh();
-    let mut digest = blake3::Hasher::new();
-    // The rows' digests, hashed 64 KiB at a time: the same bytes as row by row (so the same
-    // runs digest), without BLAKE3's per-call cost on 65-byte updates.
-    let mut digest_buf: Vec<u8> = Vec::with_capacity(64 * 1024 + 128);
-    let mut events_total: u64 = 0;
-    // One buffer for every row (no allocation per row).
-    let mut bytes: Vec<u8> = Vec::with_capacity(1024);
-    for j in 0..plan.jobs() {
-        let line = match rec.next_into(&mut bytes)? {
-            Next::Row(line) => line,
-            Next::Torn | Next::End => bail!(
-                "{}: {j} rows for {} jobs; the run is incomplete",
-                runs.display(),
-                plan.jobs()
-            ),
-        };
-        let row = chk
-            .check(&bytes, j)
-            .map_err(|m| anyhow!("{}: row {} (line {line}): {m}", runs.display(), j + 1))?;
-        for (v, x) in values.iter_mut().zip(row.metrics) {
-            v.add(x);
+
+    /// Rows accumulated (the next row is this job's).
+    pub fn rows(&self) -> u64 {
+        self.next
+    }
+
+    /// Add the next job's row: its kept metrics (in header order), events and trace digest.
+    /// A NaN counts as the NaN `runs.csv` reads back (`"NaN"`), whatever its sign bit.
+    pub fn add(
+        &mut self,
+        metrics: impl IntoIterator<Item = f64>,
+        events: u64,
+        digest: &[u8],
+    ) -> Result<()> {
+        let plan = self.plan;
+        let j = self.next;
+        if j >= plan.jobs() {
+            bail!("more rows than the experiment's {} jobs", plan.jobs());
         }
-        events_total = events_total
-            .checked_add(row.events)
-            .ok_or_else(|| anyhow!("{}: the event counts overflow", runs.display()))?;
-        digest_buf.extend_from_slice(row.digest.as_bytes());
-        digest_buf.push(b'\n');
-        if digest_buf.len() >= 64 * 1024 {
-            digest.update(&digest_buf);
-            digest_buf.clear();
+        for (v, x) in self.values.iter_mut().zip(metrics) {
+            v.add(if x.is_nan() { f64::NAN } else { x });
         }
+        self.events_total = self
+            .events_total
+            .checked_add(events)
+            .ok_or_else(|| anyhow!("the event counts overflow at job {j}"))?;
+        self.digest_buf.extend_from_slice(digest);
+        self.digest_buf.push(b'\n');
+        if self.digest_buf.len() >= 64 * 1024 {
+            self.digest.update(&self.digest_buf);
+            self.digest_buf.clear();
+        }
+        let reps = plan.replicates();
         if j % reps == reps - 1 {
-            points.push(close_point(plan, (j / reps) as usize, &values));
-            values = fresh();
+            self.points
+                .push(close_point(plan, (j / reps) as usize, &self.values));
+            for v in &mut self.values {
+                *v = MetricAcc::new();
+            }
         }
+        self.next = j + 1;
+        Ok(())
     }
-    if !matches!(rec.next_record()?, Record::End) {
+}
+
+/// Write everything but `runs.csv` into `dir` from `acc`, which must hold every job's row.
+///
+/// `dir` is a private staging folder (the runner swaps it in whole), so the files are written
+/// in place, each flushed to disk.
+pub fn finalize(plan: &Plan, dir: &Path, acc: Outputs) -> Result<()> {
+    if acc.next != plan.jobs() {
         bail!(
-            "{}: more rows than the experiment's {} jobs",
-            runs.display(),
+            "{} rows for {} jobs; the run is incomplete",
+            acc.next,
             plan.jobs()
         );
     }
+    let Outputs {
+        points,
+        mut digest,
+        digest_buf,
+        events_total,
+        ..
+    } = acc;
     digest.update(&digest_buf);
     let runs_digest = digest.finalize().to_hex().to_string();
 

@@ -468,6 +468,20 @@ fn merge_checks_shard_json_and_simulates_each_shards_first_row_again() {
         stderr(&o)
     );
     assert!(before == tree(&split));
+    // A changed metric in row 3, shard.json as it was: the block's hash fails, and its rows
+    // simulated again name the row and the field.
+    let mut lines = lines_of(&good_runs);
+    set_field(&mut lines, 3, 7, "12.5");
+    std::fs::write(dir.join("runs.csv"), join_lines(&lines)).unwrap();
+    std::fs::write(dir.join("shard.json"), &good_json).unwrap();
+    let o = merge_again();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("shards/1-of-3/runs.csv: row 3 (line 4, job 6) was changed after the shard finished: `end_time_s` is `12.5` in the file"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(before == tree(&split));
     // A block hash changed in shard.json: the rows re-simulate fine, so shard.json is blamed.
     std::fs::write(dir.join("runs.csv"), &good_runs).unwrap();
     let mut j: serde_json::Value = serde_json::from_slice(&good_json).unwrap();

@@ -2,11 +2,12 @@
 //! `runs.csv.partial` (fresh, or resumed from its verified complete rows).
 
 use super::RunConfig;
-use crate::experiment::layout::{format_row, runs_header, RowChecker};
+use crate::experiment::layout::{runs_header, RowChecker, RowWriter};
 use crate::experiment::plan::Plan;
-use crate::io::csv::{csv_line, Record, Records};
+use crate::io::csv::{csv_line, Next, Record, Records};
 use crate::io::{self, write_atomic, FileWriter};
-use crate::model::{RunOptions, SpecRunner};
+use crate::model::{RunOptions, RunOutput, SpecRunner};
+use crate::report::Outputs;
 use crate::sim::rng::replicate_seed;
 use anyhow::{anyhow, bail, Result};
 use rayon::prelude::*;
@@ -16,25 +17,34 @@ use std::path::Path;
 
 /// Simulate job `j` and format its `runs.csv` row; also returns the events handled.
 pub fn job_row(plan: &Plan, j: u64) -> (Vec<u8>, u64) {
-    JobRunner::new(plan).row(j)
+    let mut w = JobRunner::new(plan);
+    let r = w.run(j);
+    let mut row = Vec::with_capacity(256);
+    w.write_row(j, &r, &mut row);
+    (row, r.events)
 }
 
 /// One worker's jobs: the runner of the point it is on, so that consecutive jobs of one
-/// point reuse one world where the model can (`WorldSpec::runner`). The rows are those of
-/// [`job_row`].
+/// point reuse one world where the model can (`WorldSpec::runner`), and the row writer of
+/// that point. The rows are those of [`job_row`].
 pub struct JobRunner<'a> {
     plan: &'a Plan,
     point: Option<(usize, SpecRunner<'a>)>,
+    rows: RowWriter,
 }
 
 impl<'a> JobRunner<'a> {
     /// A worker on `plan`, on no point yet.
     pub fn new(plan: &'a Plan) -> Self {
-        JobRunner { plan, point: None }
+        JobRunner {
+            plan,
+            point: None,
+            rows: RowWriter::new(),
+        }
     }
 
-    /// Simulate job `j` and format its `runs.csv` row; also returns the events handled.
-    pub fn row(&mut self, j: u64) -> (Vec<u8>, u64) {
+    /// Simulate job `j`.
+    pub fn run(&mut self, j: u64) -> RunOutput {
         let plan = self.plan;
         let reps = plan.replicates();
         let i = (j / reps) as usize;
@@ -47,11 +57,71 @@ impl<'a> JobRunner<'a> {
                     .1
             }
         };
-        let r = runner.run(s, RunOptions::default());
-        let events = r.events;
-        (format_row(plan, j, s, r), events)
+        runner.run(s, RunOptions::default())
+    }
+
+    /// Append job `j`'s `runs.csv` row (its run gave `r`) to `out`.
+    pub fn write_row(&mut self, j: u64, r: &RunOutput, out: &mut Vec<u8>) {
+        self.rows.write_row(self.plan, j, r, out);
     }
 }
+
+/// A run of consecutive jobs of one chunk, simulated by one worker: the rows' bytes and what
+/// the outputs need of each row, in buffers kept from chunk to chunk (no allocation per row).
+/// The worker's [`JobRunner`] lives only while it fills the block, so at most one world per
+/// thread is held.
+struct Block {
+    /// This invocation's job indices `from..to` (job `k0 + i·n` for each `i`).
+    from: u64,
+    to: u64,
+    rows: Vec<u8>,
+    /// The kept metrics of each job, `keep.len()` a job.
+    metrics: Vec<f64>,
+    events: Vec<u64>,
+    /// The digests' bytes, and where each job's ends.
+    digests: Vec<u8>,
+    digest_ends: Vec<usize>,
+}
+
+impl Block {
+    fn new() -> Self {
+        Block {
+            from: 0,
+            to: 0,
+            rows: Vec::new(),
+            metrics: Vec::new(),
+            events: Vec::new(),
+            digests: Vec::new(),
+            digest_ends: Vec::new(),
+        }
+    }
+
+    fn fill(&mut self, plan: &Plan, (k0, n): (u64, u64), bar: &indicatif::ProgressBar) {
+        self.rows.clear();
+        self.metrics.clear();
+        self.events.clear();
+        self.digests.clear();
+        self.digest_ends.clear();
+        if self.from == self.to {
+            return;
+        }
+        let mut runner = JobRunner::new(plan);
+        for i in self.from..self.to {
+            let j = k0 + i * n;
+            let r = runner.run(j);
+            runner.write_row(j, &r, &mut self.rows);
+            self.metrics.extend(plan.keep.iter().map(|&m| r.metrics[m]));
+            self.events.push(r.events);
+            self.digests.extend_from_slice(r.digest.as_bytes());
+            self.digest_ends.push(self.digests.len());
+            bar.inc(1);
+        }
+    }
+}
+
+/// Jobs a worker simulates in one go: few enough that the workers stay balanced, enough that
+/// a worker stays on one point (one world) for many jobs.
+const BLOCK_JOBS: u64 = 64;
 
 pub(super) fn state_json(plan: &Plan, shard: Option<(u64, u64)>) -> String {
     serde_json::json!({
@@ -84,11 +154,13 @@ pub(super) struct Partial {
 }
 
 /// Open `partial` to go on from its verified complete rows, or refuse saying what to do.
-/// Jobs of this invocation are `k0 + i·n` for `i < mine`.
+/// Jobs of this invocation are `k0 + i·n` for `i < mine`; the kept rows are added to `acc`
+/// (an unsharded run's outputs, so `k0 = 0`, `n = 1`).
 pub(super) fn resume_partial(
     plan: &Plan,
     partial: &Path,
     (k0, n, mine): (u64, u64, u64),
+    mut acc: Option<&mut Outputs>,
 ) -> Result<Partial> {
     let mut chk = RowChecker::new(plan);
     let header = chk.header_bytes();
@@ -114,20 +186,27 @@ pub(super) fn resume_partial(
     let mut keep = rec.offset();
     let mut first: Option<Vec<u8>> = None;
     if header_ok {
+        // One buffer for every row (no allocation per row).
+        let mut b: Vec<u8> = Vec::with_capacity(1024);
         loop {
-            match rec.next_record()? {
-                Record::End | Record::Torn(_) => break, // a torn last row is dropped
-                Record::Row(b, line) => {
+            match rec.next_into(&mut b)? {
+                Next::End | Next::Torn => break, // a torn last row is dropped
+                Next::Row(line) => {
                     if done >= mine {
                         return Err(refuse(format!(
                             "row {} (line {line}) is beyond the {mine} jobs of this run",
                             done + 1
                         )));
                     }
-                    chk.check(&b, k0 + done * n)
+                    let row = chk
+                        .check(&b, k0 + done * n)
                         .map_err(|m| refuse(format!("row {} (line {line}): {m}", done + 1)))?;
+                    if let Some(acc) = acc.as_deref_mut() {
+                        acc.add(row.metrics.iter().copied(), row.events, row.digest)
+                            .map_err(|e| refuse(format!("row {} (line {line}): {e}", done + 1)))?;
+                    }
                     if first.is_none() {
-                        first = Some(b);
+                        first = Some(b.clone());
                     }
                     done += 1;
                     keep = rec.offset();
@@ -178,12 +257,14 @@ pub(super) fn fresh_partial(
     Ok(Partial { w, done: 0 })
 }
 
-/// Open the partial file of `dir` (resumed or fresh) for this invocation's jobs.
+/// Open the partial file of `dir` (resumed or fresh) for this invocation's jobs; resumed rows
+/// are added to `acc`.
 pub(super) fn open_partial(
     plan: &Plan,
     cfg: &RunConfig,
     dir: &Path,
     jobs: (u64, u64, u64),
+    acc: Option<&mut Outputs>,
 ) -> Result<Partial> {
     let partial = dir.join("runs.csv.partial");
     let state = dir.join("run-state.json");
@@ -202,15 +283,17 @@ pub(super) fn open_partial(
             dir.display()
         );
     }
-    resume_partial(plan, &partial, jobs)
+    resume_partial(plan, &partial, jobs, acc)
 }
 
-/// Simulate this invocation's remaining jobs into `p`. Returns (written, events, seconds).
+/// Simulate this invocation's remaining jobs into `p`, adding each row to `acc` as it is
+/// written. Returns (written, events, seconds).
 pub(super) fn simulate(
     plan: &Plan,
     cfg: &RunConfig,
     p: &mut Partial,
     (k0, n, mine): (u64, u64, u64),
+    mut acc: Option<&mut Outputs>,
 ) -> Result<(u64, u64, f64)> {
     let pool = super::thread_pool(cfg.threads)?;
     let bar = if cfg.progress {
@@ -233,7 +316,7 @@ pub(super) fn simulate(
     let done = p.done;
     let mut events = 0u64;
     let mut written = 0u64;
-    let chunk = (pool.current_num_threads() * 512).max(1024);
+    let chunk = (pool.current_num_threads() as u64 * 512).max(1024);
     let t_sim = std::time::Instant::now();
     // Without a terminal (and outside CI), one progress line every ~10 s on stderr.
     let lines = !cfg.progress
@@ -241,30 +324,46 @@ pub(super) fn simulate(
         && !std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut last_line = t_sim;
     // This invocation's i-th job (i in done..mine) is job k0 + i·n; chunks are built as they
-    // are reached, so memory does not grow with the number of jobs.
+    // are reached, so memory does not grow with the number of jobs. A chunk is cut into
+    // blocks of consecutive jobs, one worker each; the blocks' buffers are kept from chunk
+    // to chunk.
+    let mut blocks: Vec<Block> = (0..chunk.div_ceil(BLOCK_JOBS))
+        .map(|_| Block::new())
+        .collect();
     let mut next = done;
     while next < mine {
-        let end = (next + chunk as u64).min(mine);
-        let jobs: Vec<u64> = (next..end).map(|i| k0 + i * n).collect();
+        let end = (next + chunk).min(mine);
+        for (b, blk) in blocks.iter_mut().enumerate() {
+            blk.from = (next + b as u64 * BLOCK_JOBS).min(end);
+            blk.to = (blk.from + BLOCK_JOBS).min(end);
+        }
         next = end;
-        // Each worker simulates its job and formats its row; this thread only writes bytes,
-        // in job order.
-        let results: Vec<(Vec<u8>, u64)> = pool.install(|| {
-            jobs.par_iter()
-                .map_init(
-                    || JobRunner::new(plan),
-                    |w, &j| {
-                        let r = w.row(j);
-                        bar.inc(1);
-                        r
-                    },
-                )
-                .collect()
+        // Each worker simulates its block's jobs and formats their rows; this thread only
+        // writes bytes, in job order.
+        pool.install(|| {
+            blocks
+                .par_iter_mut()
+                .with_max_len(1)
+                .for_each(|blk| blk.fill(plan, (k0, n), &bar))
         });
-        for (line, ev) in results {
-            p.w.write_all(&line)?;
-            events += ev;
-            written += 1;
+        let nk = plan.keep.len();
+        for blk in &blocks {
+            p.w.write_all(&blk.rows)?;
+            let rows = blk.events.len();
+            if let Some(acc) = acc.as_deref_mut() {
+                let mut d0 = 0;
+                for i in 0..rows {
+                    let d1 = blk.digest_ends[i];
+                    acc.add(
+                        blk.metrics[i * nk..(i + 1) * nk].iter().copied(),
+                        blk.events[i],
+                        &blk.digests[d0..d1],
+                    )?;
+                    d0 = d1;
+                }
+            }
+            events += blk.events.iter().sum::<u64>();
+            written += rows as u64;
         }
         p.w.flush()?;
         if lines && last_line.elapsed().as_secs_f64() >= 10.0 {

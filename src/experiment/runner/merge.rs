@@ -9,8 +9,9 @@ use super::shard::{block_hash, shard_dir, ShardRecord, BLOCK_ROWS};
 use crate::experiment::hooks::test_wait_hook;
 use crate::experiment::layout::RowChecker;
 use crate::experiment::plan::Plan;
-use crate::io::csv::{Record, Records};
+use crate::io::csv::{Next, Record, Records};
 use crate::io::{self, FileWriter, IoError};
+use crate::report::Outputs;
 use anyhow::{anyhow, bail, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -22,8 +23,10 @@ pub(super) struct ShardIn {
     rec: Records,
     meta: ShardRecord,
     file: blake3::Hasher,
-    /// This block's rows: (bytes, line, job, row number).
-    block: Vec<(Vec<u8>, u64, u64, u64)>,
+    /// This block's rows' bytes, one after the other, and per row (where its bytes end,
+    /// line, job, row number): kept in buffers reused from block to block.
+    block_bytes: Vec<u8>,
+    block: Vec<(usize, u64, u64, u64)>,
     blocks_done: usize,
     rows: u64,
 }
@@ -33,14 +36,16 @@ impl ShardIn {
         if self.block.is_empty() {
             return Ok(());
         }
-        let rows: Vec<Vec<u8>> = self.block.iter().map(|b| b.0.clone()).collect();
-        let got = block_hash(&rows);
+        let got = block_hash(&self.block_bytes);
         let want = self.meta.block_blake3.get(self.blocks_done);
         if want != Some(&got) {
             let (a, b) = (self.block[0].3, self.block[self.block.len() - 1].3);
             // Name the row: simulate the block's rows again.
-            for (bytes, line, j, row) in &self.block {
-                if let Err(m) = resimulate_matches(chk, plan, bytes, *j) {
+            let mut start = 0;
+            for &(end, line, j, row) in &self.block {
+                let bytes = &self.block_bytes[start..end];
+                start = end;
+                if let Err(m) = resimulate_matches(chk, plan, bytes, j) {
                     bail!(
                         "{}: row {row} (line {line}, job {j}) was changed after the shard \
                          finished: {m}; the shard's rows no longer match the hash in its \
@@ -62,6 +67,7 @@ impl ShardIn {
         }
         self.blocks_done += 1;
         self.block.clear();
+        self.block_bytes.clear();
         Ok(())
     }
 }
@@ -147,6 +153,7 @@ pub(super) fn open_shard(
         rec,
         meta,
         file,
+        block_bytes: Vec::new(),
         block: vec![],
         blocks_done: 0,
         rows: 0,
@@ -200,12 +207,15 @@ pub fn merge(plan: &Plan, out: &Path) -> Result<()> {
         let runs = staging.join("runs.csv");
         let mut w = FileWriter::create(&runs)?;
         w.write_all(&header)?;
+        let mut acc = Outputs::new(plan);
+        // One buffer for every row (no allocation per row).
+        let mut bytes: Vec<u8> = Vec::with_capacity(1024);
         for j in 0..plan.jobs() {
             let s = &mut shards[(j % n) as usize];
             let row = s.rows + 1;
-            let (bytes, line) = match s.rec.next_record()? {
-                Record::Row(b, line) => (b, line),
-                Record::Torn(_) | Record::End => bail!(
+            let line = match s.rec.next_into(&mut bytes)? {
+                Next::Row(line) => line,
+                Next::Torn | Next::End => bail!(
                     "{}: ends after row {}, but shard {}/{n} has {} rows: job {j} (row {row}) \
                      is missing",
                     s.path.display(),
@@ -214,8 +224,11 @@ pub fn merge(plan: &Plan, out: &Path) -> Result<()> {
                     s.meta.rows
                 ),
             };
-            chk.check(&bytes, j)
+            let v = chk
+                .check(&bytes, j)
                 .map_err(|m| anyhow!("{}: row {row} (line {line}): {m}", s.path.display()))?;
+            acc.add(v.metrics.iter().copied(), v.events, v.digest)
+                .map_err(|e| anyhow!("{}: row {row} (line {line}): {e}", s.path.display()))?;
             if row == 1 {
                 resimulate_matches(&chk, plan, &bytes, j).map_err(|m| {
                     anyhow!(
@@ -228,7 +241,8 @@ pub fn merge(plan: &Plan, out: &Path) -> Result<()> {
             s.rows = row;
             s.file.update(&bytes);
             w.write_all(&bytes)?;
-            s.block.push((bytes, line, j, row));
+            s.block_bytes.extend_from_slice(&bytes);
+            s.block.push((s.block_bytes.len(), line, j, row));
             if s.block.len() as u64 == BLOCK_ROWS {
                 s.close_block(plan, &chk)?;
             }
@@ -260,6 +274,6 @@ pub fn merge(plan: &Plan, out: &Path) -> Result<()> {
             }
         }
         w.finish()?;
-        Ok(())
+        Ok(acc)
     })
 }

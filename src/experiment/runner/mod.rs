@@ -13,8 +13,10 @@
 //!   grow); `--resume` keeps its verified complete rows and goes on from there.
 //!
 //! # What is verified
-//! Every row read back (a partial file on `--resume`, a shard's `runs.csv` in `merge`, the
-//! finished `runs.csv` when the outputs are computed) is parsed as a CSV record (a quoted
+//! The outputs (`points.csv`, `summary.json`, charts) are accumulated from the rows in job
+//! order as they are written or verified (`report::Outputs`), so a finished `runs.csv` is never
+//! read back. Every row that is read (a partial file on `--resume`, a shard's `runs.csv` in
+//! `merge`) is parsed as a CSV record (a quoted
 //! label may hold commas, quotes or line breaks) and checked against the plan: its job is the
 //! next one expected, its point, replicate and seed are the ones job `j` derives
 //! (`j / R`, `j % R`, `replicate_seed(seed, j % R)`), its labels are that point's, its
@@ -73,7 +75,7 @@ mod merge;
 mod outdir;
 mod shard;
 
-pub use execute::job_row;
+pub use execute::{job_row, JobRunner};
 pub use merge::merge;
 pub use outdir::{is_output_entry, OutDir};
 pub use shard::{shard_dir, ShardRecord, BLOCK_ROWS};
@@ -192,15 +194,18 @@ fn run_whole(plan: &Plan, cfg: &RunConfig) -> Result<RunSummary> {
     test_wait_hook();
     let total = plan.jobs();
     let jobs = (0, 1, total);
-    let mut p = open_partial(plan, cfg, &od.path, jobs)?;
-    let (written, events, simulate_s) = simulate(plan, cfg, &mut p, jobs)?;
+    // The outputs are accumulated from the rows as they are verified (resumed) or written
+    // (simulated), so runs.csv is not read back.
+    let mut acc = report::Outputs::new(plan);
+    let mut p = open_partial(plan, cfg, &od.path, jobs, Some(&mut acc))?;
+    let (written, events, simulate_s) = simulate(plan, cfg, &mut p, jobs, Some(&mut acc))?;
     let done = p.done;
     p.w.finish()?;
     let t_fin = std::time::Instant::now();
     let partial = od.path.join("runs.csv.partial");
     publish(plan, &od, |staging| {
         io::link_or_copy(&partial, &staging.join("runs.csv"))?;
-        Ok(())
+        Ok(acc)
     })
     .map_err(|e| {
         anyhow!(
@@ -220,16 +225,17 @@ fn run_whole(plan: &Plan, cfg: &RunConfig) -> Result<RunSummary> {
     })
 }
 
-/// Stage a new output set (`runs` puts `runs.csv` into the staging folder), finalise it and
-/// swap it in; on failure the target is untouched and the staging folder is gone.
-pub(super) fn publish(
-    plan: &Plan,
+/// Stage a new output set (`runs` puts `runs.csv` into the staging folder and returns its
+/// rows accumulated), finalise it and swap it in; on failure the target is untouched and the
+/// staging folder is gone.
+pub(super) fn publish<'p>(
+    plan: &'p Plan,
     od: &OutDir,
-    runs: impl FnOnce(&Path) -> Result<()>,
+    runs: impl FnOnce(&Path) -> Result<report::Outputs<'p>>,
 ) -> Result<()> {
     let staging = Staging::new(od)?;
     let sp = staging.path.clone();
-    let built = runs(&sp).and_then(|()| report::finalize(plan, &sp));
+    let built = runs(&sp).and_then(|acc| report::finalize(plan, &sp, acc));
     built.and_then(|()| staging.commit()).map_err(|e| {
         anyhow!(
             "building the outputs of {} in {}: {e:#}. The previous outputs are untouched",
