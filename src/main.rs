@@ -177,13 +177,14 @@ enum Cmd {
         /// Most runs in all, at most 1e9 [default: 2e6].
         #[arg(long)]
         budget: Option<u64>,
-        /// Rollout, today's knob: the operator's Available gate (30s in every release).
+        /// Rollout, today's knob: the operator's Available gate (30s in every release). With
+        /// --preset fleet: the fleet rollout's gate [default: 120s].
         #[arg(long, value_name = "DURATION")]
         gate: Option<String>,
         /// Rollout: vtgate --tablet_refresh_interval; advise then solves for the gate.
         #[arg(long, value_name = "DURATION")]
         refresh_interval: Option<String>,
-        /// Rollout: number of vtgates.
+        /// Rollout (and --preset fleet): number of vtgates.
         #[arg(long)]
         vtgates: Option<u32>,
         /// Rollout: target P(any failed replica read per rollout); with --refresh-interval
@@ -210,46 +211,8 @@ enum Cmd {
         /// 0.01).
         #[arg(long, value_name = "X")]
         exceeds: Option<f64>,
-        /// A preset question: rollout-frontier, connpool, site-poller, proxysql
-        /// (docs/advise.md).
-        #[arg(long, value_name = "NAME", value_parser = ["rollout-frontier", "connpool", "site-poller", "proxysql"])]
-        preset: Option<String>,
-        /// rollout-frontier: the gates [default: 10s,20s,30s,45s,60s,90s].
-        #[arg(long, value_name = "LIST")]
-        gates: Option<String>,
-        /// rollout-frontier: the folder for rollout-frontier.png/.svg [default: advise-out].
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-        /// site-poller: poll intervals [default: 1s,2s,5s,10s].
-        #[arg(long, value_name = "LIST")]
-        intervals: Option<String>,
-        /// site-poller: per-probe transient error probability.
-        #[arg(long, default_value_t = 0.01)]
-        probe_error: f64,
-        /// site-poller: most false Unreachable transitions per day, all sites.
-        #[arg(long, default_value_t = 1.0)]
-        false_alarms_per_day: f64,
-        /// site-poller: the second fault's detection p99 must be below this.
-        #[arg(long, default_value = "75s", value_name = "DURATION")]
-        detect_budget: String,
-        /// site-poller: how long the first site has been down when the second dies.
-        #[arg(long, default_value = "5m", value_name = "DURATION")]
-        first_down: String,
-        /// site-poller: the largest failureThreshold tried.
-        #[arg(long, default_value_t = 8)]
-        max_threshold: u32,
-        /// connpool: variants [default: Unfixed,OnlyA,OnlyB,Fixed].
-        #[arg(long, value_name = "LIST")]
-        variants: Option<String>,
-        /// connpool: offered requests/s for the smallest-capacity search.
-        #[arg(long, default_value_t = 3000.0)]
-        load_rps: f64,
-        /// proxysql: mysql-connect_timeout_server_max, the user's connect budget.
-        #[arg(long, default_value = "10s", value_name = "DURATION")]
-        connect_budget: String,
-        /// proxysql: the most read errors per replica-loss event accepted.
-        #[arg(long, default_value_t = 2.0)]
-        max_reads_lost: f64,
+        #[command(flatten)]
+        preset: PresetArgs,
     },
     /// Measure the kernel (hold model vs a bare BinaryHeap) and sweep scaling.
     Bench {
@@ -526,24 +489,13 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             json,
             exceeds,
             preset,
-            gates,
-            out,
-            intervals,
-            probe_error,
-            false_alarms_per_day,
-            detect_budget,
-            first_down,
-            max_threshold,
-            variants,
-            load_rps,
-            connect_budget,
-            max_reads_lost,
         } => {
+            let fleet = preset.name.as_deref() == Some("fleet");
             let forms = [
                 knob.is_some(),
-                gate.is_some(),
+                gate.is_some() && !fleet,
                 refresh_interval.is_some(),
-                preset.is_some(),
+                preset.name.is_some(),
             ];
             match forms.iter().filter(|&&f| f).count() {
                 0 => {
@@ -551,7 +503,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                         "advise needs one of --knob PATH (any model and knob), --gate DURATION \
                          (rollout: the largest safe refresh interval under a gate), \
                          --refresh-interval DURATION (rollout: the smallest safe gate) or \
-                         --preset NAME (rollout-frontier, connpool, site-poller, proxysql)",
+                         --preset NAME (rollout-frontier, connpool, site-poller, proxysql, fleet)",
                     ))
                 }
                 1 => {}
@@ -562,8 +514,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 }
             }
             let threads = check_threads(threads)?;
-            let default_model = match preset.as_deref() {
+            let default_model = match preset.name.as_deref() {
                 Some("connpool") => "connpool-default",
+                Some("fleet") => "fleet-default",
                 Some("site-poller") => "playground",
                 Some("proxysql") => "proxysql-reader-fallback",
                 _ => "rollout-default",
@@ -580,26 +533,18 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 budget,
                 seed,
             };
-            if let Some(name) = preset {
-                let p = PresetArgs {
-                    name,
+            if preset.name.is_some() {
+                let shared = Shared {
                     vtgates,
                     target,
                     target_risk,
-                    gates,
-                    out,
-                    intervals,
-                    probe_error,
-                    false_alarms_per_day,
-                    detect_budget,
-                    first_down,
-                    max_threshold,
-                    variants,
-                    load_rps,
-                    connect_budget,
-                    max_reads_lost,
+                    gate,
+                    sets: sets
+                        .iter()
+                        .filter_map(|s| s.split_once('=').map(|(p, _)| p.trim().to_string()))
+                        .collect(),
                 };
-                return advise_preset(&mf.name, &world, &p, budget, json, &pool);
+                return advise_preset(&mf.name, &world, &preset, &shared, budget, json, &pool);
             }
             if let Some(refresh_interval) = refresh_interval {
                 let step = step.unwrap_or_else(|| "5s".into());
@@ -694,24 +639,70 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-/// The flags a preset reads.
+/// The flags only a preset reads (`--vtgates`, `--target`, `--target-risk` and `--gate` are
+/// shared with the other forms).
+#[derive(clap::Args, Debug)]
 struct PresetArgs {
-    name: String,
+    /// A preset question: rollout-frontier, connpool, site-poller, proxysql, fleet
+    /// (docs/advise.md).
+    #[arg(long = "preset", value_name = "NAME", value_parser = ["rollout-frontier", "connpool", "site-poller", "proxysql", "fleet"])]
+    name: Option<String>,
+    /// rollout-frontier: the gates [default: 10s,20s,30s,45s,60s,90s].
+    #[arg(long, value_name = "LIST")]
+    gates: Option<String>,
+    /// rollout-frontier: the folder for rollout-frontier.png/.svg [default: advise-out];
+    /// fleet: write fleet-capacity.png/.svg there.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// site-poller: poll intervals [default: 1s,2s,5s,10s].
+    #[arg(long, value_name = "LIST")]
+    intervals: Option<String>,
+    /// site-poller: per-probe transient error probability.
+    #[arg(long, default_value_t = 0.01)]
+    probe_error: f64,
+    /// site-poller: most false Unreachable transitions per day, all sites.
+    #[arg(long, default_value_t = 1.0)]
+    false_alarms_per_day: f64,
+    /// site-poller: the second fault's detection p99 must be below this.
+    #[arg(long, default_value = "75s", value_name = "DURATION")]
+    detect_budget: String,
+    /// site-poller: how long the first site has been down when the second dies.
+    #[arg(long, default_value = "5m", value_name = "DURATION")]
+    first_down: String,
+    /// site-poller: the largest failureThreshold tried.
+    #[arg(long, default_value_t = 8)]
+    max_threshold: u32,
+    /// connpool: variants [default: Unfixed,OnlyA,OnlyB,Fixed].
+    #[arg(long, value_name = "LIST")]
+    variants: Option<String>,
+    /// connpool: offered requests/s for the smallest-capacity search.
+    #[arg(long, default_value_t = 3000.0)]
+    load_rps: f64,
+    /// proxysql: mysql-connect_timeout_server_max, the user's connect budget.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    connect_budget: String,
+    /// proxysql: the most read errors per replica-loss event accepted.
+    #[arg(long, default_value_t = 2.0)]
+    max_reads_lost: f64,
+    /// fleet: replica reads/s per shard (all vtgates together).
+    #[arg(long, default_value_t = advise::fleet::DEFAULT_READ_RPS)]
+    read_rps: f64,
+    /// fleet: replica counts per shard, A..B or N (at least 2).
+    #[arg(long, default_value = "2..3", value_name = "A..B")]
+    replicas: String,
+    /// fleet: the pools' waitlist variant, Unfixed, OnlyA, OnlyB or Fixed [default: the
+    /// model's].
+    #[arg(long, value_name = "NAME")]
+    variant: Option<String>,
+}
+
+/// The flags a preset shares with the other forms, and the paths the user `--set`.
+struct Shared {
     vtgates: Option<u32>,
     target: Option<f64>,
     target_risk: f64,
-    gates: Option<String>,
-    out: Option<PathBuf>,
-    intervals: Option<String>,
-    probe_error: f64,
-    false_alarms_per_day: f64,
-    detect_budget: String,
-    first_down: String,
-    max_threshold: u32,
-    variants: Option<String>,
-    load_rps: f64,
-    connect_budget: String,
-    max_reads_lost: f64,
+    gate: Option<String>,
+    sets: Vec<String>,
 }
 
 /// `advise --preset NAME`: one of the preset questions, each a few engine searches.
@@ -719,6 +710,7 @@ fn advise_preset(
     model: &str,
     world: &vtsim::model::WorldSpec,
     p: &PresetArgs,
+    c: &Shared,
     search: advise::SearchBudget,
     json: bool,
     pool: &rayon::ThreadPool,
@@ -739,7 +731,7 @@ fn advise_preset(
         )
     };
     let kind = world.kind();
-    let (text, doc) = match p.name.as_str() {
+    let (text, doc) = match p.name.as_deref().unwrap_or_default() {
         "rollout-frontier" => {
             use advise::frontier;
             let gates = match &p.gates {
@@ -751,8 +743,8 @@ fn advise_preset(
             };
             let q = frontier::Frontier {
                 gates,
-                vtgates: p.vtgates.unwrap_or(10),
-                target: p.target.unwrap_or(p.target_risk),
+                vtgates: c.vtgates.unwrap_or(10),
+                target: c.target.unwrap_or(c.target_risk),
                 search,
             };
             let res = pool
@@ -847,6 +839,57 @@ fn advise_preset(
                 cp::render(model, world, &q, &rows),
                 advise::preset_doc(model, kind, cp::preset_json(&q, &rows), &searches),
             )
+        }
+        "fleet" => {
+            use advise::fleet as fl;
+            let q = fl::Question {
+                read_rps: p.read_rps,
+                replicas: fl::parse_replicas(&p.replicas).map_err(bad)?,
+                gate: match &c.gate {
+                    Some(g) => dur("--gate", g)?,
+                    None => fl::DEFAULT_GATE,
+                },
+                target: c.target.unwrap_or(fl::DEFAULT_TARGET),
+                variant: p
+                    .variant
+                    .as_deref()
+                    .map(fl::parse_variant)
+                    .transpose()
+                    .map_err(bad)?,
+                vtgates: c.vtgates,
+                keep: c.sets.clone(),
+                search,
+            };
+            let rows = pool.install(|| fl::run(world, &q, &mut say)).map_err(bad)?;
+            let mut text = fl::render(model, world, &q, &rows);
+            let mut pj = fl::preset_json(&q, &rows);
+            if let Some(dir) = &p.out {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| bad(format!("--out {}: {e}", dir.display())))?;
+                let runs: u64 = rows.iter().map(|r| r.result.1.runs).sum();
+                let footer = format!(
+                    "vtsim {} · {model} · advise --preset fleet --read-rps {} · {runs} runs · seed {:#x}",
+                    env!("CARGO_PKG_VERSION"),
+                    advise::num(q.read_rps),
+                    q.search.seed
+                );
+                vtsim::chart::draw_files_footed(
+                    &fl::chart(&q, &rows),
+                    dir,
+                    "fleet-capacity",
+                    &footer,
+                )?;
+                text.push_str(&format!(
+                    "Chart: {}/fleet-capacity.png (and .svg).\n",
+                    dir.display()
+                ));
+                pj["chart"] = serde_json::json!([
+                    dir.join("fleet-capacity.png").display().to_string(),
+                    dir.join("fleet-capacity.svg").display().to_string()
+                ]);
+            }
+            let searches: Vec<_> = rows.iter().map(|r| (&r.result.0, &r.result.1)).collect();
+            (text, advise::preset_doc(model, kind, pj, &searches))
         }
         _ => {
             use advise::proxysql as px;

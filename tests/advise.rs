@@ -598,3 +598,222 @@ fn proxysql_preset_compares_the_writer_in_the_reader_hostgroup() {
     );
     assert!(yes.costs[0] < 5.0, "outage {}", yes.costs[0]);
 }
+
+/// The default fleet, shortened for a test: 5 s refresh under a 10 s gate (no gate errors),
+/// restarts of about 3 s, the preset's replicas-only rollout.
+fn small_fleet_question(read_rps: f64, replicas: (u32, u32)) -> vtsim::advise::fleet::Question {
+    vtsim::advise::fleet::Question {
+        read_rps,
+        replicas,
+        gate: SimDuration::from_secs(10),
+        target: 0.4,
+        variant: None,
+        vtgates: None,
+        keep: vec![],
+        search: SearchBudget {
+            batch: Some(10),
+            max_runs: Some(20),
+            budget: None,
+            seed: 6,
+        },
+    }
+}
+
+fn small_fleet() -> WorldSpec {
+    let w = vtsim::experiment::files::builtin_model("fleet-default").world;
+    let sets = [
+        ("vtgate.tablet_refresh_interval", serde_json::json!("5s")),
+        (
+            "tablets.restart",
+            serde_json::json!({"kind": "ShiftedExponential", "min": "2s", "mean": "1s"}),
+        ),
+        ("tablets.readiness_probe_period", serde_json::json!("2s")),
+    ];
+    let sets: Vec<(String, serde_json::Value)> = sets
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    vtsim::experiment::plan::with_overrides(&w, &sets).unwrap()
+}
+
+#[test]
+fn fleet_capacity_clears_at_or_above_the_erlang_floor_and_one_below_misses() {
+    // 400 reads/s of 10 ms: while one replica is drained a survivor is offered
+    // 400/(R−1) × 0.01 erlangs (4 with R = 2, 2 with R = 3). Scanned from one below that
+    // floor, the smallest capacity that clears must be at least the floor, and the one below
+    // it must miss (a decided miss, not undecided).
+    use vtsim::advise::fleet::{best, capacity_search, erlangs, floor_of, prepared, Row};
+    let q = small_fleet_question(400.0, (2, 3));
+    let w = prepared(&small_fleet(), &q).unwrap();
+    let mut rows = vec![];
+    for (r, want_floor) in [(2u32, 4u32), (3, 2)] {
+        let a = erlangs(q.read_rps, r, 0.010);
+        assert_eq!(floor_of(a), want_floor);
+        let (s, o) = capacity_search(
+            &w,
+            q.read_rps,
+            r,
+            (want_floor - 1, want_floor + 4),
+            q.target,
+            q.search.clone(),
+            0.025,
+            &mut |_, _, _| {},
+        )
+        .unwrap();
+        let ans = o.answer().unwrap_or_else(|| panic!("R = {r}: no answer"));
+        assert!(
+            ans.value.x >= want_floor as f64,
+            "R = {r}: {} below the floor {want_floor}",
+            ans.value.x
+        );
+        let below = &o.tested[o.tested.len() - 2];
+        assert_eq!(below.value.x, ans.value.x - 1.0);
+        assert_eq!(below.decision, Decision::Misses, "R = {r}: {below:?}");
+        assert!(below.costs[1] > 0.0, "R = {r}: no pool timeout below");
+        assert_eq!(ans.costs[1], 0.0, "R = {r}: pool timeouts at the answer");
+        // Every candidate before it missed too (floor − 1 is overloaded during a drain).
+        assert!(o.tested[..o.tested.len() - 1]
+            .iter()
+            .all(|t| t.decision == Decision::Misses));
+        assert_eq!(s.metric, "any_pool_timeout");
+        rows.push(Row {
+            replicas: r,
+            erlangs: a,
+            floor: want_floor,
+            result: (s, o),
+        });
+    }
+    // The answer: the fewest connections in all, a tie to fewer replicas.
+    let conns: Vec<(u32, u32)> = rows
+        .iter()
+        .map(|r| (r.connections().unwrap(), r.replicas))
+        .collect();
+    assert_eq!(best(&rows).unwrap().replicas, conns.iter().min().unwrap().1);
+    // A tie (2 × 6 = 3 × 4) goes to fewer replicas; one more connection each flips it.
+    fn set(rows: &mut [Row], i: usize, c: f64) {
+        let o = &mut rows[i].result.1;
+        let k = o.tested.len() - 1;
+        o.tested[k].value.x = c;
+    }
+    set(&mut rows, 0, 6.0);
+    set(&mut rows, 1, 4.0);
+    assert_eq!(best(&rows).unwrap().replicas, 2);
+    set(&mut rows, 0, 7.0);
+    assert_eq!(best(&rows).unwrap().replicas, 3);
+}
+
+#[test]
+fn advise_runs_without_the_trace_alike() {
+    let q = small_fleet_question(400.0, (2, 2));
+    // The engine runs replicates past 0 without the trace: same metrics as with it.
+    let w = vtsim::advise::fleet::with_replicas(
+        &vtsim::advise::fleet::prepared(&small_fleet(), &q).unwrap(),
+        400.0,
+        2,
+    )
+    .unwrap();
+    let ask = Ask {
+        knob: "pool.capacity".into(),
+        metric: "any_pool_timeout".into(),
+        exceeds: None,
+        target: 0.4,
+        want: Want::Below,
+        direction: Direction::Min,
+        range: Some("4..4".into()),
+        step: Some("1".into()),
+        search: q.search.clone(),
+        costs: vec!["pool_timeouts".into(), "goodput".into()],
+        alpha: None,
+    };
+    let (_, m) = vtsim::advise::prepare(&w, &ask).unwrap();
+    let x = m.sample(0, 1);
+    let o = m
+        .world(0)
+        .run(replicate_seed(6, 1), vtsim::model::RunOptions::default());
+    let at = |n: &str| o.metrics[w.metric_defs().iter().position(|d| d.name == n).unwrap()];
+    assert_eq!(x.metric, at("any_pool_timeout"));
+    assert_eq!(x.costs, vec![at("pool_timeouts"), at("goodput")]);
+    assert!(at("pool_timeouts") > 0.0);
+}
+
+#[test]
+fn fleet_preset_cli_json_chart_and_bad_flags() {
+    let dir = std::env::temp_dir().join(format!("vtsim-fleet-advise-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap();
+    let o = vtsim_within(
+        &root(),
+        &[
+            "advise",
+            "--preset",
+            "fleet",
+            "--replicas",
+            "2",
+            "--read-rps",
+            "100",
+            "--gate",
+            "20s",
+            "--target",
+            "0.9",
+            "--batch",
+            "2",
+            "--max-runs",
+            "2",
+            "--set",
+            "vtgate.tablet_refresh_interval=10s",
+            "--json",
+            "--out",
+            d,
+        ],
+        &[],
+        120,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["schema"], "vtsim.advise.preset");
+    assert_eq!(v["preset"]["name"], "fleet");
+    assert_eq!(v["preset"]["rows"][0]["erlang_floor"], 1);
+    assert_eq!(v["preset"]["answer"]["replicas"], 2);
+    assert_eq!(v["preset"]["shortened"]["tail"], "5s");
+    assert_eq!(v["searches"][0]["knob"]["path"], "pool.capacity");
+    assert!(dir.join("fleet-capacity.png").is_file());
+    let _ = std::fs::remove_dir_all(&dir);
+    let fleet = |extra: &[&'static str]| {
+        let mut v = vec!["advise", "--preset", "fleet"];
+        v.extend_from_slice(extra);
+        v
+    };
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            fleet(&["--replicas", "1..3"]),
+            "--replicas 1..3: at least 2",
+        ),
+        (
+            fleet(&["--replicas", "3..2"]),
+            "--replicas 3..2: A is above B",
+        ),
+        (fleet(&["--replicas", "x"]), "--replicas x"),
+        (fleet(&["--read-rps", "0"]), "--read-rps 0: must be in"),
+        (fleet(&["--read-rps=-5"]), "--read-rps -5: must be in"),
+        (fleet(&["--gate", "1h"]), "--gate 3600s: at most"),
+        (fleet(&["--target", "1.5"]), "--target 1.5"),
+        (
+            fleet(&["--variant", "nope"]),
+            "--variant nope: not a variant",
+        ),
+        (fleet(&["--vtgates", "0"]), "vtgates"),
+        (
+            fleet(&["--model", "builtin:rollout-default"]),
+            "--preset fleet needs a Fleet model",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = vtsim_within(&root(), &args, &[], 60);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(want),
+            "{args:?}: `{want}` not in {}",
+            stderr(&o)
+        );
+    }
+}

@@ -28,6 +28,7 @@
 //! would exceed `--budget` runs; the answer then says so.
 
 pub mod connpool;
+pub mod fleet;
 pub mod frontier;
 pub mod proxysql;
 pub mod rollout;
@@ -36,7 +37,7 @@ pub mod site_poller;
 use crate::experiment::plan::{duration_label, with_overrides, OverrideError};
 use crate::model::{MetricKind, RunOptions, WorldSpec};
 use crate::sim::rng::replicate_seed;
-use crate::sim::SimDuration;
+use crate::sim::{SimDuration, Trace};
 use crate::stats::{t_two_sided, wilson, wilson_z, z_two_sided, CONFIDENCE};
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -707,9 +708,19 @@ pub struct ModelSampler {
 }
 
 impl ModelSampler {
-    /// One run of candidate `c`, replicate `r`.
+    /// One run of candidate `c`, replicate `r`. Only replicate 0's digest is kept, so the
+    /// other runs go without the trace (its hashing is a fifth of a fleet run; the metrics
+    /// are the same either way).
     pub fn sample(&self, c: usize, r: u64) -> Sample {
-        let o = self.worlds[c].run(replicate_seed(self.seed, r), RunOptions::default());
+        let opts = RunOptions {
+            trace: if r == 0 {
+                Trace::digest_only()
+            } else {
+                Trace::off()
+            },
+            report: false,
+        };
+        let o = self.worlds[c].run(replicate_seed(self.seed, r), opts);
         let v = o.metrics[self.metric];
         Sample {
             metric: match self.exceeds {

@@ -319,7 +319,35 @@ where
         y0 = y0.max(0.0);
     }
 
-    let mut chart = ChartBuilder::on(&root)
+    // The legend goes in the emptiest corner of the plot; when every corner and side holds a
+    // curve, point or shaded region, it goes in a column of its own right of the plot.
+    let font: TextStyle = ("sans-serif", 13).into_font().into();
+    let labels = legend_labels(d);
+    let text_w = labels
+        .iter()
+        .map(|l| {
+            root.estimate_text_size(l, &font)
+                .map_or(l.len() as u32 * 7, |s| s.0)
+        })
+        .max()
+        .unwrap_or(0);
+    // The legend box as plotters draws it (30 px sample, 10 px margins, ~16.5 px a line), in
+    // fractions of the plot area (the figure less the axis label areas, caption and margins).
+    let (pw, ph) = root.dim_in_pixel();
+    let size = (
+        (text_w as f64 + 50.0) / (pw as f64 - 110.0),
+        (labels.len() as f64 * 16.5 + 20.0) / (ph as f64 - 120.0),
+    );
+    let (corner, crowded) = legend_corner(d, &axes, (x0, x1), (y0, y1), size);
+    let (area, column) = if crowded {
+        let w = root.dim_in_pixel().0 as i32;
+        let (a, b) = root.split_horizontally(w - LEGEND_COLUMN);
+        (a, Some(b))
+    } else {
+        (root.clone(), None)
+    };
+    let mut entries: Vec<(String, Glyph)> = vec![];
+    let mut chart = ChartBuilder::on(&area)
         .caption(&d.title, ("sans-serif", 22))
         .margin(16)
         .x_label_area_size(52)
@@ -358,7 +386,7 @@ where
             let (px, py) = chart.backend_coord(&(x, y0));
             let t = fmt_tick(v);
             let w = t.len() as i32 * 7;
-            root.draw(&Text::new(t, (px - w / 2, py + 8), label_style.clone()))
+            area.draw(&Text::new(t, (px - w / 2, py + 8), label_style.clone()))
                 .map_err(e)?;
         }
     }
@@ -371,7 +399,7 @@ where
             let (px, py) = chart.backend_coord(&(x0, y));
             let t = fmt_tick(v);
             let w = t.len() as i32 * 7;
-            root.draw(&Text::new(t, (px - w - 8, py - 7), label_style.clone()))
+            area.draw(&Text::new(t, (px - w - 8, py - 7), label_style.clone()))
                 .map_err(e)?;
         }
     }
@@ -391,6 +419,7 @@ where
                 .legend(move |(x, y)| {
                     Rectangle::new([(x, y - 6), (x + 22, y + 6)], fill.mix(0.4).filled())
                 });
+            entries.push((label.clone(), Glyph::Swatch(fill.mix(0.4).filled())));
         }
     }
     // Cost contours: thin dotted lines labelled at the top.
@@ -410,7 +439,7 @@ where
                 ))
                 .map_err(e)?;
             let (px, py) = chart.backend_coord(&(x, y1));
-            root.draw(&Text::new(
+            area.draw(&Text::new(
                 label.clone(),
                 (px + 3, py + 3),
                 ("sans-serif", 12)
@@ -479,6 +508,7 @@ where
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3))
             });
+        entries.push((c.label.clone(), Glyph::Line(color, 3)));
         if line.len() <= MAX_CIRCLED_POINTS {
             chart
                 .draw_series(
@@ -518,6 +548,7 @@ where
                         .map_err(e)?
                         .label(label.as_str())
                         .legend(move |(x, y)| dashed_legend(x, y, 8, 5, color));
+                    entries.push((label.clone(), Glyph::Dashed(8, 5, color)));
                 } else {
                     chart
                         .draw_series(LineSeries::new(
@@ -529,6 +560,7 @@ where
                         .legend(move |(x, y)| {
                             PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2))
                         });
+                    entries.push((label.clone(), Glyph::Line(color, 2)));
                 }
             }
             MarkLine::H { y, label } => {
@@ -543,6 +575,7 @@ where
                     .map_err(e)?
                     .label(label.as_str())
                     .legend(|(x, y)| dashed_legend(x, y, 8, 5, RGBColor(90, 90, 90)));
+                entries.push((label.clone(), Glyph::Dashed(8, 5, RGBColor(90, 90, 90))));
             }
             MarkLine::PerSeries { factor, label } => {
                 let mut first = true;
@@ -567,6 +600,8 @@ where
                         s.label(label.as_str()).legend(move |(x, y)| {
                             dashed_legend(x, y, dash, gap, RGBColor(120, 120, 120))
                         });
+                        let g = Glyph::Dashed(dash, gap, RGBColor(120, 120, 120));
+                        entries.push((label.clone(), g));
                     }
                 }
             }
@@ -607,48 +642,57 @@ where
                 }
                 answers_at.push((tx, ty, tx + w, ty + 14));
                 let style = ("sans-serif", 13).into_font().color(&color);
-                root.draw(&Text::new(label.clone(), (tx, ty), style))
+                area.draw(&Text::new(label.clone(), (tx, ty), style))
                     .map_err(e)?;
             }
             MarkLine::Shade { .. } | MarkLine::Note { .. } => {}
         }
     }
     if d.marks.iter().any(|m| matches!(m, MarkLine::Answer { .. })) {
+        let label = "the answer (safe value at 95 %)";
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
             .map_err(e)?
-            .label("the answer (safe value at 95 %)")
+            .label(label)
             .legend(|(x, y)| EmptyElement::at((x + 11, y)) + diamond(RGBColor(90, 90, 90)));
+        entries.push((label.to_string(), Glyph::Diamond));
     }
 
     if upper_bounds_drawn {
+        let label = "no run had the event: upper 95 % bound";
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
             .map_err(e)?
-            .label("no run had the event: upper 95 % bound")
+            .label(label)
             .legend(|(x, y)| EmptyElement::at((x + 11, y)) + down_triangle(RGBColor(90, 90, 90)));
+        entries.push((label.to_string(), Glyph::Triangle));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(180, 180, 180))
-        .label_font(("sans-serif", 13))
-        .position(legend_corner(d, &axes, (x0, x1), (y0, y1)))
-        .draw()
-        .map_err(e)?;
+    match column {
+        None => chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(180, 180, 180))
+            .label_font(("sans-serif", 13))
+            .position(corner)
+            .draw()
+            .map_err(e)?,
+        Some(col) => legend_column(&col, &entries).map_err(e)?,
+    }
     root.present().map_err(e)?;
     Ok(())
 }
 
 /// The corner of the plot holding the least: curve points and answers count 3 each, a
 /// shaded region counts by the grid points it covers (the legend goes there, so that it
-/// covers neither a curve nor the safe region).
+/// covers neither a curve nor the safe region); and whether even that one holds something
+/// (then the legend goes outside the plot, [`legend_column`]).
 fn legend_corner(
     d: &ChartData,
     axes: &Axes,
     (x0, x1): (f64, f64),
     (y0, y1): (f64, f64),
-) -> SeriesLabelPosition {
+    (bw, bh): (f64, f64),
+) -> (SeriesLabelPosition, bool) {
     // Corner boxes: the legend covers roughly the outer 40 % of the width, 45 % of the height.
     // (position, x zone, y zone) in fractions of the plot: the four corners first (they win
     // a tie), then the middle of each side, for a plot whose lines run through every corner.
@@ -711,7 +755,109 @@ fn legend_corner(
             best = (n, pos);
         }
     }
-    best.1
+    // Does the legend itself, at that place and of its estimated size (`bw` × `bh` of the
+    // plot), cover a curve, an answer or the shaded region?
+    let (ax, bx) = match best.1 {
+        SeriesLabelPosition::UpperLeft
+        | SeriesLabelPosition::MiddleLeft
+        | SeriesLabelPosition::LowerLeft => (0.0, bw),
+        _ => (1.0 - bw, 1.0),
+    };
+    let (ay, by) = match best.1 {
+        SeriesLabelPosition::UpperLeft | SeriesLabelPosition::UpperRight => (1.0 - bh, 1.0),
+        SeriesLabelPosition::LowerLeft | SeriesLabelPosition::LowerRight => (0.0, bh),
+        _ => (0.5 - bh / 2.0, 0.5 + bh / 2.0),
+    };
+    let covered = occupied
+        .iter()
+        .any(|((fx, fy), _)| *fx >= ax && *fx <= bx && *fy >= ay && *fy <= by);
+    (best.1, best.0 > 0 && covered)
+}
+
+/// The legend's entries as [`draw`] gives them (for its size, before drawing).
+fn legend_labels(d: &ChartData) -> Vec<&str> {
+    let mut v: Vec<&str> = d.curves.iter().map(|c| c.label.as_str()).collect();
+    for m in &d.marks {
+        match m {
+            MarkLine::V { label, .. }
+            | MarkLine::VStyled { label, .. }
+            | MarkLine::H { label, .. }
+            | MarkLine::PerSeries { label, .. }
+            | MarkLine::Shade { label, .. } => v.push(label),
+            MarkLine::Answer { .. } | MarkLine::Note { .. } => {}
+        }
+    }
+    if d.marks.iter().any(|m| matches!(m, MarkLine::Answer { .. })) {
+        v.push("the answer (safe value at 95 %)");
+    }
+    let zero = |c: &Curve| c.points.iter().any(|p| p.y == 0.0 && p.band.is_some());
+    if d.log_y && d.curves.iter().any(zero) {
+        v.push("no run had the event: upper 95 % bound");
+    }
+    v
+}
+
+/// Width in pixels of the legend column a crowded plot gets (see [`legend_corner`]).
+const LEGEND_COLUMN: i32 = 270;
+
+/// How a legend entry is drawn (its sample, 22 pixels wide).
+#[derive(Clone, Copy)]
+enum Glyph {
+    /// A solid line of this colour and width.
+    Line(RGBColor, u32),
+    /// A dashed line: dash, gap, colour.
+    Dashed(i32, i32, RGBColor),
+    /// A filled swatch (a shaded region).
+    Swatch(ShapeStyle),
+    /// The answer's diamond.
+    Diamond,
+    /// The upper bound's triangle.
+    Triangle,
+}
+
+/// The legend in a column of its own (right of a plot with no free corner): each entry's
+/// sample, and its text wrapped to the column.
+fn legend_column<DB: DrawingBackend>(
+    col: &DrawingArea<DB, Shift>,
+    entries: &[(String, Glyph)],
+) -> DrawResult<DB> {
+    let font = ("sans-serif", 13).into_font();
+    let style = font.color(&BLACK);
+    let width = LEGEND_COLUMN - 50;
+    let mut y = 56;
+    for (label, g) in entries {
+        let mut lines: Vec<String> = vec![];
+        for word in label.split(' ') {
+            match lines.last_mut() {
+                Some(l)
+                    if col.estimate_text_size(&format!("{l} {word}"), &style)?.0 as i32
+                        <= width =>
+                {
+                    l.push(' ');
+                    l.push_str(word);
+                }
+                _ => lines.push(word.to_string()),
+            }
+        }
+        let (x, gy) = (8, y + 8);
+        let grey = RGBColor(90, 90, 90);
+        match *g {
+            Glyph::Line(c, w) => col.draw(&PathElement::new(
+                vec![(x, gy), (x + 22, gy)],
+                c.stroke_width(w),
+            ))?,
+            Glyph::Dashed(dash, gap, c) => col.draw(&dashed_legend(x, gy, dash, gap, c))?,
+            Glyph::Swatch(st) => col.draw(&Rectangle::new([(x, gy - 6), (x + 22, gy + 6)], st))?,
+            Glyph::Diamond => col.draw(&(EmptyElement::at((x + 11, gy)) + diamond(grey)))?,
+            Glyph::Triangle => col.draw(&(EmptyElement::at((x + 11, gy)) + down_triangle(grey)))?,
+        }
+        for l in &lines {
+            col.draw(&Text::new(l.clone(), (38, y), style.clone()))?;
+            y += 16;
+        }
+        y += 6;
+    }
+    Ok(())
 }
 
 /// Whether `p` lies inside the polygon `poly` (even-odd rule).
@@ -878,4 +1024,97 @@ pub fn draw_files_footed(d: &ChartData, dir: &Path, stem: &str, footer: &str) ->
         let _ = std::fs::remove_file(&svg_tmp);
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn curve(label: &str, pts: &[(f64, f64)]) -> Curve {
+        Curve {
+            label: label.into(),
+            points: pts
+                .iter()
+                .map(|&(x, y)| CurvePoint { x, y, band: None })
+                .collect(),
+            series_x: None,
+        }
+    }
+
+    fn data(curves: Vec<Curve>) -> ChartData {
+        ChartData {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            log_x: false,
+            log_y: false,
+            curves,
+            marks: vec![],
+        }
+    }
+
+    const AXES: Axes = Axes {
+        log_x: false,
+        log_y: false,
+        y_floor: 1e-6,
+        x_floor: 1e-6,
+    };
+
+    /// The x of the SVG text element whose text is `label`.
+    fn text_x(svg: &str, label: &str) -> i32 {
+        let end = [format!(">{label}<"), format!(">\n{label}\n<")]
+            .iter()
+            .find_map(|p| svg.find(p.as_str()))
+            .unwrap_or_else(|| panic!("`{label}` is not drawn"));
+        let tag = &svg[svg[..end].rfind("<text").expect("a text element")..end];
+        let at = tag.find(" x=\"").expect("an x") + 4;
+        tag[at..].split('"').next().unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn a_legend_goes_outside_the_plot_only_when_no_place_in_it_is_free() {
+        // Both diagonals and a horizontal line through the middle: every corner and side
+        // holds a line.
+        let crowded = data(vec![
+            curve("rising", &[(0.0, 0.0), (1.0, 1.0)]),
+            curve("falling", &[(0.0, 1.0), (1.0, 0.0)]),
+            curve("level", &[(0.0, 0.5), (1.0, 0.5)]),
+        ]);
+        let r = (0.0, 1.0);
+        assert!(legend_corner(&crowded, &AXES, r, r, (0.3, 0.3)).1);
+        // One falling line: the upper right is free, and the legend stays in the plot.
+        let free = data(vec![curve("falling", &[(0.0, 1.0), (1.0, 0.0)])]);
+        let (pos, out) = legend_corner(&free, &AXES, r, r, (0.3, 0.3));
+        assert!(!out);
+        assert!(matches!(pos, SeriesLabelPosition::UpperRight));
+        // Drawn: the crowded chart's legend text is right of the plot's right edge (where the
+        // falling curve ends, at x = 1), the free one's left of it.
+        register_fonts();
+        for (d, outside, rgb) in [(&crowded, true, "#D62728"), (&free, false, "#1F77B4")] {
+            let mut svg = String::new();
+            {
+                let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+                draw(root, d, "").unwrap();
+            }
+            let x = text_x(&svg, "falling");
+            let line = format!("stroke=\"{rgb}\" stroke-width=\"2\" points=\"");
+            let pts = &svg[svg.find(&line).expect("the falling curve") + line.len()..];
+            let last = pts
+                .split('"')
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .last()
+                .unwrap();
+            let edge: i32 = last.split(',').next().unwrap().parse().unwrap();
+            assert_eq!(
+                x > edge,
+                outside,
+                "legend text at x = {x}, plot edge {edge}"
+            );
+            if outside {
+                assert!(x >= SIZE.0 as i32 - LEGEND_COLUMN, "x = {x}");
+            }
+        }
+    }
 }
