@@ -246,6 +246,23 @@ fn candidates_share_their_seeds() {
     assert!(e > 0.5 && e < 1.0, "{e}");
     assert!(o.tested.iter().all(|t| t.estimate == e));
     assert!(o.tested.iter().all(|t| t.digest0.len() == 64));
+    // Every run is in its candidate's digest_runs: the hash of the runs' digests in order.
+    let want = {
+        let mut h = blake3::Hasher::new();
+        for r in 0..o.tested[0].runs {
+            h.update(m.sample(o.tested[0].index, r).digest.as_bytes());
+        }
+        h.finalize().to_hex().to_string()
+    };
+    assert_eq!(o.tested[0].digest_runs, want);
+    assert_ne!(o.tested[0].digest_runs, o.tested[0].digest0);
+    // Candidates whose runs differ in any metric differ in digest_runs.
+    for t in &o.tested[1..] {
+        assert_eq!(
+            t.costs[0] == o.tested[0].costs[0],
+            t.digest_runs == o.tested[0].digest_runs
+        );
+    }
     // A merge gap of 3 s merges at least as many bursts as 1 s.
     assert!(o.tested[2].costs[0] <= o.tested[0].costs[0]);
 }
@@ -703,9 +720,9 @@ fn fleet_capacity_clears_at_or_above_the_erlang_floor_and_one_below_misses() {
 }
 
 #[test]
-fn advise_runs_without_the_trace_alike() {
+fn advise_sample_is_the_run_with_its_digest() {
     let q = small_fleet_question(400.0, (2, 2));
-    // The engine runs replicates past 0 without the trace: same metrics as with it.
+    // A sample of replicate 1 is that run: its metric, costs and trace digest.
     let w = vtsim::advise::fleet::with_replicas(
         &vtsim::advise::fleet::prepared(&small_fleet(), &q).unwrap(),
         400.0,
@@ -734,6 +751,8 @@ fn advise_runs_without_the_trace_alike() {
     assert_eq!(x.metric, at("any_pool_timeout"));
     assert_eq!(x.costs, vec![at("pool_timeouts"), at("goodput")]);
     assert!(at("pool_timeouts") > 0.0);
+    assert_eq!(x.digest, o.digest);
+    assert_eq!(x.digest.len(), 64);
 }
 
 #[test]

@@ -37,7 +37,7 @@ pub mod site_poller;
 use crate::experiment::plan::{duration_label, with_overrides, OverrideError};
 use crate::model::{MetricKind, RunOptions, WorldSpec};
 use crate::sim::rng::replicate_seed;
-use crate::sim::{SimDuration, Trace};
+use crate::sim::SimDuration;
 use crate::stats::{t_two_sided, wilson, wilson_z, z_two_sided, CONFIDENCE};
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -441,7 +441,7 @@ pub struct Sample {
     pub metric: f64,
     /// The cost metrics, in [`Search::costs`] order.
     pub costs: Vec<f64>,
-    /// The run's trace digest (kept for replicate 0).
+    /// The run's trace digest.
     pub digest: String,
 }
 
@@ -494,6 +494,9 @@ pub struct Tested {
     pub costs: Vec<f64>,
     /// The trace digest of its replicate 0.
     pub digest0: String,
+    /// BLAKE3 over every run's trace digest (its 64 hex characters) in replicate order: the
+    /// proof of every run the candidate's figures rest on.
+    pub digest_runs: String,
 }
 
 /// Why the scan ended.
@@ -533,6 +536,7 @@ struct Acc {
     sumsq: f64,
     costs: Vec<f64>,
     digest0: String,
+    runs: blake3::Hasher,
 }
 
 /// Runs evaluated per parallel chunk (bounds the memory of a large batch, and sets how often
@@ -574,6 +578,7 @@ where
             sumsq: 0.0,
             costs: vec![0.0; s.costs.len()],
             digest0: String::new(),
+            runs: blake3::Hasher::new(),
         };
         let mut decision = Decision::Undecided;
         let mut taken = 0u64;
@@ -589,6 +594,7 @@ where
                 let hi = (r + CHUNK).min(n_look);
                 let batch: Vec<Sample> = (r..hi).into_par_iter().map(|i| sample(c, i)).collect();
                 for (i, x) in batch.into_iter().enumerate() {
+                    acc.runs.update(x.digest.as_bytes());
                     if r + i as u64 == 0 {
                         acc.digest0 = x.digest;
                     }
@@ -633,6 +639,7 @@ where
             decision,
             costs: acc.costs.iter().map(|v| v / acc.n as f64).collect(),
             digest0: acc.digest0,
+            digest_runs: acc.runs.finalize().to_hex().to_string(),
         };
         progress(&t, runs);
         tested.push(t);
@@ -708,19 +715,10 @@ pub struct ModelSampler {
 }
 
 impl ModelSampler {
-    /// One run of candidate `c`, replicate `r`. Only replicate 0's digest is kept, so the
-    /// other runs go without the trace (its hashing is a fifth of a fleet run; the metrics
-    /// are the same either way).
+    /// One run of candidate `c`, replicate `r`, with its trace digest (every run's digest
+    /// goes into the candidate's `digest_runs`).
     pub fn sample(&self, c: usize, r: u64) -> Sample {
-        let opts = RunOptions {
-            trace: if r == 0 {
-                Trace::digest_only()
-            } else {
-                Trace::off()
-            },
-            report: false,
-        };
-        let o = self.worlds[c].run(replicate_seed(self.seed, r), opts);
+        let o = self.worlds[c].run(replicate_seed(self.seed, r), RunOptions::default());
         let v = o.metrics[self.metric];
         Sample {
             metric: match self.exceeds {
@@ -728,7 +726,7 @@ impl ModelSampler {
                 None => v,
             },
             costs: self.costs.iter().map(|&i| o.metrics[i]).collect(),
-            digest: if r == 0 { o.digest } else { String::new() },
+            digest: o.digest,
         }
     }
 
@@ -1153,6 +1151,7 @@ pub fn to_json(model: &str, kind: &str, s: &Search, o: &Outcome) -> Value {
             "decision": t.decision.word(),
             "costs": s.costs.iter().zip(&t.costs).map(|(k, v)| (k.clone(), finite(*v))).collect::<serde_json::Map<_, _>>(),
             "digest_replicate_0": t.digest0,
+            "digest_runs": t.digest_runs,
         })
     };
     json!({
