@@ -161,7 +161,12 @@ impl PoolWorld {
             self.finish(now, w, s);
             return;
         }
-        s.after(SimDuration(wt.service_ns), Event::QueryDone { w });
+        if self.defer_releases && self.waitlist.is_empty() {
+            // Nothing waits: the end is applied by `settle` (see there).
+            self.deferred.push(SimTime(now.0 + wt.service_ns), w);
+        } else {
+            s.after(SimDuration(wt.service_ns), Event::QueryDone { w });
+        }
     }
 
     /// `put` → `tryReturnConn` (vitessio/vitess `go/pools/smartconnpool/pool.go` `put` /

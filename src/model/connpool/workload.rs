@@ -98,7 +98,8 @@ impl PoolWorld {
         // without being event times of their own: a draw record per request.
         s.draw(&TraceRecord {
             component: "request",
-            index: setting as u32,
+            // An embedded pool's index (0 for a standalone pool) above the setting.
+            index: setting as u32 | self.index << 8,
             kind: "request",
             a: dl,
             b: service_ns,

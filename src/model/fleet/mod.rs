@@ -123,7 +123,7 @@ impl Model for Fleet {
     /// The rollout's open intervals close (no draws: it has no reads of its own).
     fn finish(_p: &FleetParams, w: &mut FleetWorld, mut draws: Draws<'_>) {
         w.rollout.finish(&mut draws);
-        w.finish();
+        w.finish(draws.now());
     }
     fn metrics(_p: &FleetParams, w: &FleetWorld, end: SimTime, events: u64) -> FleetMetrics {
         metrics::values(w, end, events)

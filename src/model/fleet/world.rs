@@ -157,11 +157,36 @@ impl FleetWorld {
     /// The second `now` falls in, grown on demand.
     #[inline]
     fn second(&mut self, now: SimTime) -> &mut Second {
-        let i = (now.0 / 1_000_000_000) as usize;
-        if i >= self.seconds.len() {
-            self.seconds.resize(i + 1, Second::default());
-        }
-        &mut self.seconds[i]
+        second_of(&mut self.seconds, now)
+    }
+
+    /// Apply pool `i`'s deferred query ends up to `now` (`PoolWorld::settle`), each counted
+    /// in its own second and against the pool's closing time at its own instant, as its
+    /// `QueryDone` event would have been counted by [`Self::account`].
+    #[inline]
+    fn settle(&mut self, i: usize, now: SimTime) {
+        let FleetWorld {
+            pools,
+            seconds,
+            totals,
+            ..
+        } = self;
+        let slot = &mut pools[i];
+        let closes_at = slot.closes_at;
+        slot.w.settle(now, |t, late| {
+            let sec = second_of(seconds, t);
+            let all = &mut totals.all;
+            if t >= closes_at {
+                sec.pool_closed += 1;
+                all.pool_closed += 1;
+            } else if late {
+                sec.pool_timeouts += 1;
+                all.pool_timeouts += 1;
+            } else {
+                sec.good += 1;
+                all.good += 1;
+            }
+        });
     }
 
     /// Learn the outcomes of the last call into pool `pool` from its counters (before: the
@@ -198,6 +223,7 @@ impl FleetWorld {
         if self.pools[i].dead {
             return;
         }
+        self.settle(i, now);
         let before = self.pools[i].w.outcome_counts();
         let w = &mut self.pools[i].w;
         s.nest(&mut self.pool_sched, |ev| Event::Pool { pool, ev }, |n| w.handle(now, ev, n));
@@ -218,6 +244,10 @@ impl FleetWorld {
             RolloutEvent::Down { tablet } => {
                 // The pod is gone: whatever is still in its pool fails.
                 let p = self.tablet_pool[tablet as usize] as usize;
+                if !self.pools[p].dead {
+                    // Query ends before now completed; the rest are in flight.
+                    self.settle(p, now);
+                }
                 let slot = &mut self.pools[p];
                 if !slot.dead {
                     slot.dead = true;
@@ -313,6 +343,7 @@ impl FleetWorld {
             0 => {
                 let pool = self.tablet_pool[tablet as usize - 1];
                 let i = pool as usize;
+                self.settle(i, now);
                 let before = self.pools[i].w.outcome_counts();
                 let w = &mut self.pools[i].w;
                 s.nest(&mut self.pool_sched, |ev| Event::Pool { pool, ev }, |n| w.admit(now, n));
@@ -329,8 +360,14 @@ impl FleetWorld {
         }
     }
 
-    /// The run stopped: count the reads still in a pool.
-    pub(crate) fn finish(&mut self) {
+    /// The run stopped at `end`: apply the query ends up to it, count the reads still in a
+    /// pool.
+    pub(crate) fn finish(&mut self, end: SimTime) {
+        for i in 0..self.pools.len() {
+            if !self.pools[i].dead {
+                self.settle(i, end);
+            }
+        }
         self.totals.in_flight_at_end = self
             .pools
             .iter()
@@ -338,6 +375,16 @@ impl FleetWorld {
             .map(|p| p.w.in_flight())
             .sum();
     }
+}
+
+/// The second `now` falls in, grown on demand.
+#[inline]
+fn second_of(seconds: &mut Vec<Second>, now: SimTime) -> &mut Second {
+    let i = (now.0 / 1_000_000_000) as usize;
+    if i >= seconds.len() {
+        seconds.resize(i + 1, Second::default());
+    }
+    &mut seconds[i]
 }
 
 impl World for FleetWorld {
