@@ -91,6 +91,7 @@ pub use params::{
 };
 pub use gosync::{GoMutex, GoSched, Grant, MutexCtx, MutexEvent, MutexStats};
 pub use waitlist::{Selection, Waiter, WaiterState, Waitlist};
+pub use workload::Request;
 pub use world::PoolWorld;
 
 use super::{Model, MetricSet, Run, RunOptions};

@@ -87,6 +87,7 @@ impl PoolWorld {
         self.clean.pop().or_else(|| self.pop_any_settings_stack())
     }
 
+    #[inline]
     pub(super) fn stack_push(&mut self, c: u32) {
         let st = self.conns[c as usize].setting as usize;
         if st == 0 {

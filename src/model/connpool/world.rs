@@ -11,7 +11,7 @@ use super::mutex::{MutexOp, WlMutex};
 use super::params::{Arrivals, ConnPoolParams, MutexKind, Variant};
 use super::waitlist::{Waiter, WaiterState, Waitlist, NONE};
 use crate::model::dist::DurationDist;
-use super::workload::{draw_ns, Mix};
+use super::workload::{draw_ns, Mix, Request};
 use crate::sim::rng::{stream, LazyRng};
 use crate::sim::{EventQueue, Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
 
@@ -317,8 +317,8 @@ impl PoolWorld {
         w.requests_left = u64::MAX;
         w.closed_end = SimTime::MAX;
         w.stages_end = SimTime::MAX;
-        // The host keeps its own timeline: one bucket, the rest spills.
-        w.timeline = Timeline::new(SimTime(1));
+        // The host keeps its own timeline.
+        w.timeline = Timeline::off();
         w.defer_releases = true;
         w.deferred = EventQueue::with_capacity(p.pool.capacity as usize);
         w
@@ -365,6 +365,7 @@ impl PoolWorld {
 
     /// `QueryDone` at `t` with an empty waitlist (what [`Self::settle`] applies): the
     /// counters, the connection back on its stack, the request freed. Returns `late`.
+    #[inline]
     fn release_quiet(&mut self, t: SimTime, w: u32) -> bool {
         let wt = self.waiters[w as usize];
         debug_assert!(self.waitlist.is_empty() && wt.client == NONE && !self.arrivals_done);
@@ -388,6 +389,14 @@ impl PoolWorld {
     /// Deferred query ends not yet applied (embedded pools).
     pub fn deferred_len(&self) -> usize {
         self.deferred.len()
+    }
+
+    /// Defer query ends (the default of an embedded pool) or schedule each as a `QueryDone`
+    /// event (what a standalone pool does): the same run either way, but for the event count
+    /// and the digest (`tests/fleet.rs` checks it). Set before the first request.
+    pub fn set_defer_releases(&mut self, on: bool) {
+        debug_assert!(self.deferred.is_empty());
+        self.defer_releases = on;
     }
 
     /// An embedded pool opens at `now`: its starvation worker's first tick (the process is
@@ -421,6 +430,33 @@ impl PoolWorld {
         debug_assert!(self.deferred.peek_time().is_none_or(|t| t > now), "not settled");
         self.new_request(now, NONE, s);
         self.flush_deferred(s);
+    }
+
+    /// [`Self::admit`] in three steps, for a host that records the request's draws itself
+    /// (the same record, at the same point of the trace: [`Self::draw_request`], then
+    /// [`Self::request_record`] on the host's trace, then this): a drawn request calls `Get`
+    /// now.
+    pub fn admit_drawn(&mut self, now: SimTime, req: Request, s: &mut Scheduler<Event>) {
+        debug_assert!(self.deferred.peek_time().is_none_or(|t| t > now), "not settled");
+        self.request_drawn(now, NONE, req, s);
+        self.flush_deferred(s);
+    }
+
+    /// `req`, admitted now, is served at once from a stack with no setting change and no
+    /// timer, and its query's end is deferred: its `Get` schedules nothing and records
+    /// nothing, so [`Self::admit_drawn`] needs no trace ([`crate::sim::Nested::untraced`]).
+    /// (`ConnPool.Get`: the wanted setting's stack, or the clean stack for no setting, has a
+    /// connection; the deadline is still ahead; nothing waits.)
+    #[inline]
+    pub fn serves_at_once(&self, req: &Request) -> bool {
+        self.defer_releases
+            && req.deadline_ns > 0
+            && self.waitlist.is_empty()
+            && if req.setting == 0 {
+                !self.clean.is_empty()
+            } else {
+                !self.setting_stacks[req.setting as usize].is_empty()
+            }
     }
 
     /// (requests arrived, completed before their deadline, in flight): what a host reads
