@@ -48,7 +48,11 @@
 //! healthy tablet after a shard pick (`fleet`, vtgate, `route`, shard << 32 | tablet + 1
 //! (0: none), outcome << 8 | attempts; outcome 0 served by a pool, 1 routed to dead, 2 no
 //! healthy tablet). A read served at its first attempt needs none: the pool it reached is in
-//! the records of the pool events it causes (its query's end at least).
+//! its request record (the connpool model's, index = pool << 8 | setting, with its deadline
+//! and service time). A query end that finds its pool's waitlist empty is no event
+//! (`PoolWorld::settle` applies it when the pool is next touched, exactly as the event
+//! would have: see there); its time is the read's acquisition (its arrival, an event time,
+//! when served at once) plus the service time of that record.
 
 pub mod event;
 pub mod metrics;
