@@ -111,7 +111,7 @@ impl PoolWorld {
     /// A request's draws, in their order: the deadline's part of the mix and its value, the
     /// setting, the service time (`connpool.requests`).
     #[inline]
-    pub(crate) fn draw_request(&mut self) -> Request {
+    pub fn draw_request(&mut self) -> Request {
         let part = self.deadlines.pick(&mut self.rng_requests);
         let dl = draw_ns(&self.deadlines.parts[part], &mut self.rng_requests);
         let setting = self.settings.parts[self.settings.pick(&mut self.rng_requests)];
@@ -126,7 +126,7 @@ impl PoolWorld {
     /// The draw record of a request (`request`, pool << 8 | setting, `request`, deadline,
     /// service time; an embedded pool's index, 0 for a standalone pool).
     #[inline]
-    pub(crate) fn request_record(&self, req: &Request) -> TraceRecord {
+    pub fn request_record(&self, req: &Request) -> TraceRecord {
         TraceRecord {
             component: "request",
             index: req.setting as u32 | self.index << 8,

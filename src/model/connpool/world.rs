@@ -334,7 +334,7 @@ impl PoolWorld {
     /// the request: it schedules nothing and draws nothing. An embedded pool defers a query's
     /// end only while its waitlist is empty, and moves every deferred end into the host's
     /// queue as a `QueryDone` event as soon as a call leaves the waitlist non-empty
-    /// ([`Self::flush_deferred`]). The waitlist changes only inside a call, and every call is
+    /// (`flush_deferred`). The waitlist changes only inside a call, and every call is
     /// preceded by a settle, so each deferred end is applied, at its own time, to exactly the
     /// state it would have found as an event: nothing else happened to the pool in between.
     /// (A deferred end at exactly the instant of the next call is applied before it, where
