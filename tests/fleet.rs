@@ -219,6 +219,83 @@ fn reads_are_conserved_and_an_overloaded_survivor_times_out() {
     assert_eq!(r.metric("pool_timeouts"), 0.0);
 }
 
+/// A query end that finds the waitlist empty is applied when the pool is next touched
+/// rather than as an event (`PoolWorld::settle`): every figure of the run is the one the
+/// event-per-end run gives (every metric but the event count, every second of the timeline,
+/// every pool's counters), in a fleet with no waiter (the default at 100 reads/s per
+/// vtgate), one whose survivor overloads (waiters come and go: ends switch between the two
+/// paths) and one whose queries outlive the shutdown grace.
+#[test]
+fn deferred_query_ends_give_the_runs_of_one_event_per_end() {
+    use vtsim::model::fleet::{Fleet, FleetEager};
+    let mut quiet = FleetParams::default();
+    quiet.reads.rate = ReadRate::PerVtgate { rps: 100.0 };
+    let mut overloaded = FleetParams::default();
+    overloaded.pool.capacity = 20;
+    overloaded.reads.rate = ReadRate::Load { per_replica: 0.7 };
+    let mut long = overloaded.clone();
+    long.reads.service = DurationDist::ShiftedExponential {
+        min: SimDuration::ZERO,
+        mean: SimDuration::from_secs(2),
+    };
+    long.reads.deadline = vec![vtsim::model::connpool::Weighted {
+        weight: 1.0,
+        value: DurationDist::fixed(SimDuration::from_secs(30)),
+    }];
+    long.reads.rate = ReadRate::Load { per_replica: 0.4 };
+    for (what, p, seeds) in [
+        ("quiet", &quiet, 1..=2u64),
+        ("overloaded", &overloaded, 1..=1),
+        ("long", &long, 1..=2),
+    ] {
+        for seed in seeds {
+            let lazy = vtsim::model::run_detailed::<Fleet>(p, seed, RunOptions::default());
+            let eager = vtsim::model::run_detailed::<FleetEager>(p, seed, RunOptions::default());
+            let names = lazy.output.metric_defs();
+            for (i, d) in names.iter().enumerate() {
+                if d.name == "handled_events" {
+                    continue;
+                }
+                assert_eq!(
+                    lazy.output.metrics[i].to_bits(),
+                    eager.output.metrics[i].to_bits(),
+                    "{what} seed {seed}: {}",
+                    d.name
+                );
+            }
+            assert!(
+                lazy.output.events < eager.output.events,
+                "{what} seed {seed}"
+            );
+            assert_ne!(lazy.output.digest, eager.output.digest);
+            assert_eq!(lazy.seconds.len(), eager.seconds.len());
+            for (k, (a, b)) in lazy.seconds.iter().zip(&eager.seconds).enumerate() {
+                assert_eq!(
+                    format!("{a:?}"),
+                    format!("{b:?}"),
+                    "{what} seed {seed} second {k}"
+                );
+            }
+            assert_eq!(lazy.totals.in_flight_at_end, eager.totals.in_flight_at_end);
+            assert_eq!(lazy.pools.len(), eager.pools.len());
+            for (a, b) in lazy.pools.iter().zip(&eager.pools) {
+                assert_eq!(
+                    (a.requests, a.completed, a.timeouts),
+                    (b.requests, b.completed, b.timeouts)
+                );
+            }
+            eprintln!(
+                "{what} seed {seed}: {} reads, {} failed, {} events deferred ({} -> {} events)",
+                lazy.metric("replica_reads"),
+                lazy.metric("failed_reads"),
+                eager.output.events - lazy.output.events,
+                eager.output.events,
+                lazy.output.events
+            );
+        }
+    }
+}
+
 /// Long queries outlive the 3 s shutdown grace of a drained tablet: they fail as "pool
 /// closed" (killed at the grace's end, or still in the pool when the pod is gone), and the
 /// reads are still conserved.

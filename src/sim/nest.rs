@@ -42,6 +42,28 @@ impl<F: Copy> Nested<F> {
     pub fn stopped(&self) -> bool {
         self.s.stopped
     }
+
+    /// The component's scheduler at `now`, for a call its host knows schedules nothing,
+    /// records no draw and does not stop (e.g. `PoolWorld::serves_at_once`): no trace is
+    /// swapped in and nothing is moved afterwards, which saves [`Scheduler::nest`]'s two
+    /// trace swaps. Its trace records nothing, so a draw made through it would be missing
+    /// from the digest: use it only where that cannot happen (a debug build checks, after
+    /// the call, that nothing was scheduled: [`Self::untraced_done`]).
+    #[inline]
+    pub fn untraced(&mut self, now: SimTime) -> &mut Scheduler<F> {
+        self.s.now = now;
+        &mut self.s
+    }
+
+    /// After a call on [`Self::untraced`]: it scheduled nothing and did not stop (checked in
+    /// a debug build).
+    #[inline]
+    pub fn untraced_done(&self) {
+        debug_assert!(
+            self.s.queue.is_empty() && !self.s.stopped,
+            "an untraced call scheduled or stopped"
+        );
+    }
 }
 
 impl<E: Copy> Scheduler<E> {

@@ -131,9 +131,20 @@ impl Timeline {
             spill: Bucket::default(),
         }
     }
+    /// No buckets: every write lands in the spill (a pool whose host keeps its own timeline).
+    pub fn off() -> Self {
+        Timeline {
+            width_ns: u64::MAX,
+            buckets: Vec::new(),
+            spill: Bucket::default(),
+        }
+    }
     /// The bucket of `t`.
     #[inline]
     pub fn at(&mut self, t: crate::sim::SimTime) -> &mut Bucket {
+        if self.buckets.is_empty() {
+            return &mut self.spill;
+        }
         let i = (t.0 / self.width_ns) as usize;
         match self.buckets.get_mut(i) {
             Some(b) => b,

@@ -58,9 +58,10 @@
 //!   as in v22), dial errors other than ctx expiry.
 //!
 //! Digest (the rule is in [`crate::sim::trace`]): besides the events, each request's draws are
-//! one draw record (`request`, setting, `request`, deadline offset in ns, service time in ns):
-//! the deadline and the setting reach the counters (late completions, timeouts, setting
-//! changes) without being event times; a random timer lateness is a draw record too
+//! one draw record (`request`, setting, `request`, deadline offset in ns, service time in ns;
+//! a pool embedded in the fleet world has index = pool << 8 | setting, a standalone pool is
+//! pool 0): the deadline and the setting reach the counters (late completions, timeouts,
+//! setting changes) without being event times; a random timer lateness is a draw record too
 //! (`timer`, busy 0/1, `lateness`, ns), per starvation tick and per request that dials,
 //! waits or arrives already due (a request served at once from a stack before its deadline
 //! never consults its timer and draws none). Arrival gaps,
@@ -91,6 +92,7 @@ pub use params::{
 };
 pub use gosync::{GoMutex, GoSched, Grant, MutexCtx, MutexEvent, MutexStats};
 pub use waitlist::{Selection, Waiter, WaiterState, Waitlist};
+pub use workload::Request;
 pub use world::PoolWorld;
 
 use super::{Model, MetricSet, Run, RunOptions};

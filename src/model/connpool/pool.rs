@@ -87,6 +87,7 @@ impl PoolWorld {
         self.clean.pop().or_else(|| self.pop_any_settings_stack())
     }
 
+    #[inline]
     pub(super) fn stack_push(&mut self, c: u32) {
         let st = self.conns[c as usize].setting as usize;
         if st == 0 {
@@ -161,7 +162,12 @@ impl PoolWorld {
             self.finish(now, w, s);
             return;
         }
-        s.after(SimDuration(wt.service_ns), Event::QueryDone { w });
+        if self.defer_releases && self.waitlist.is_empty() {
+            // Nothing waits: the end is applied by `settle` (see there).
+            self.deferred.push(SimTime(now.0 + wt.service_ns), w);
+        } else {
+            s.after(SimDuration(wt.service_ns), Event::QueryDone { w });
+        }
     }
 
     /// `put` → `tryReturnConn` (vitessio/vitess `go/pools/smartconnpool/pool.go` `put` /

@@ -45,6 +45,17 @@ impl<T> Mix<T> {
     }
 }
 
+/// What a request draws when it arrives ([`PoolWorld::draw_request`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    /// Its deadline after its arrival (ns).
+    pub deadline_ns: u64,
+    /// Its setting (0: none).
+    pub setting: u8,
+    /// Its query's service time (ns).
+    pub service_ns: u64,
+}
+
 /// An exponential gap with mean `mean_s` seconds, in nanoseconds, rounded like every drawn
 /// duration ([`SimDuration::from_secs_f64`]).
 #[inline]
@@ -90,19 +101,49 @@ impl PoolWorld {
     }
 
     pub(super) fn new_request(&mut self, now: SimTime, client: u32, s: &mut Scheduler<Event>) {
+        let req = self.draw_request();
+        // The deadline and setting reach the counters (late, timed out, setting changes)
+        // without being event times of their own: a draw record per request.
+        s.draw(&self.request_record(&req));
+        self.request_drawn(now, client, req, s);
+    }
+
+    /// A request's draws, in their order: the deadline's part of the mix and its value, the
+    /// setting, the service time (`connpool.requests`).
+    #[inline]
+    pub fn draw_request(&mut self) -> Request {
         let part = self.deadlines.pick(&mut self.rng_requests);
         let dl = draw_ns(&self.deadlines.parts[part], &mut self.rng_requests);
         let setting = self.settings.parts[self.settings.pick(&mut self.rng_requests)];
         let service_ns = draw_ns(&self.service, &mut self.rng_requests);
-        // The deadline and setting reach the counters (late, timed out, setting changes)
-        // without being event times of their own: a draw record per request.
-        s.draw(&TraceRecord {
+        Request {
+            deadline_ns: dl,
+            setting,
+            service_ns,
+        }
+    }
+
+    /// The draw record of a request (`request`, pool << 8 | setting, `request`, deadline,
+    /// service time; an embedded pool's index, 0 for a standalone pool).
+    #[inline]
+    pub fn request_record(&self, req: &Request) -> TraceRecord {
+        TraceRecord {
             component: "request",
-            index: setting as u32,
+            index: req.setting as u32 | self.index << 8,
             kind: "request",
-            a: dl,
-            b: service_ns,
-        });
+            a: req.deadline_ns,
+            b: req.service_ns,
+        }
+    }
+
+    /// A drawn (and recorded) request calls `Get` now.
+    #[inline]
+    pub(crate) fn request_drawn(&mut self, now: SimTime, client: u32, req: Request, s: &mut Scheduler<Event>) {
+        let Request {
+            deadline_ns: dl,
+            setting,
+            service_ns,
+        } = req;
         let w = match self.free_waiters.pop() {
             Some(w) => w,
             None => {

@@ -11,9 +11,9 @@ use super::mutex::{MutexOp, WlMutex};
 use super::params::{Arrivals, ConnPoolParams, MutexKind, Variant};
 use super::waitlist::{Waiter, WaiterState, Waitlist, NONE};
 use crate::model::dist::DurationDist;
-use super::workload::{draw_ns, Mix};
+use super::workload::{draw_ns, Mix, Request};
 use crate::sim::rng::{stream, LazyRng};
-use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
+use crate::sim::{EventQueue, Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
 
 /// One MySQL connection of the pool.
 #[derive(Clone, Copy, Debug)]
@@ -126,6 +126,13 @@ pub struct PoolWorld {
     pub(super) depth_last_t: SimTime,
     /// When the waitlist last became empty.
     pub(super) last_emptied: SimTime,
+    // --- deferred query ends (embedded pools only, see [`PoolWorld::settle`])
+    /// The component index of the streams; an embedded pool's request records carry it.
+    pub(super) index: u32,
+    /// Query ends are kept here instead of as `QueryDone` events while nothing waits.
+    pub(super) defer_releases: bool,
+    /// The deferred query ends: (end, waiter), popped in time order (ties FIFO).
+    pub(super) deferred: EventQueue<u32>,
     /// Everything counted.
     pub(crate) m: Metrics,
     /// Counts per time bucket, through the stages and the drain.
@@ -278,6 +285,9 @@ impl PoolWorld {
             stages_end: *stage_ends.last().expect("a stage"),
             depth_last_t: SimTime::ZERO,
             last_emptied: SimTime::ZERO,
+            index,
+            defer_releases: false,
+            deferred: EventQueue::new(),
             m: Metrics {
                 arrivals_by_stage: vec![0; stages.len()],
                 goodput_by_stage: vec![0; stages.len()],
@@ -307,9 +317,86 @@ impl PoolWorld {
         w.requests_left = u64::MAX;
         w.closed_end = SimTime::MAX;
         w.stages_end = SimTime::MAX;
-        // The host keeps its own timeline: one bucket, the rest spills.
-        w.timeline = Timeline::new(SimTime(1));
+        // The host keeps its own timeline.
+        w.timeline = Timeline::off();
+        w.defer_releases = true;
+        w.deferred = EventQueue::with_capacity(p.pool.capacity as usize);
         w
+    }
+
+    /// Deliver every deferred query end at or before `now`, each at its own time, in time
+    /// order; `done(end, late)` is told of each (`late`: acquired at or after its deadline,
+    /// not goodput). An embedded pool must be settled up to `now` before each call into it
+    /// ([`World::handle`], [`Self::admit`]) and before its counters are read.
+    ///
+    /// Why this is exact: a query end (`QueryDone`) that finds the waitlist empty only
+    /// counts, pushes its connection on a stack (`put`'s lock-free `Len()` check) and frees
+    /// the request: it schedules nothing and draws nothing. An embedded pool defers a query's
+    /// end only while its waitlist is empty, and moves every deferred end into the host's
+    /// queue as a `QueryDone` event as soon as a call leaves the waitlist non-empty
+    /// (`flush_deferred`). The waitlist changes only inside a call, and every call is
+    /// preceded by a settle, so each deferred end is applied, at its own time, to exactly the
+    /// state it would have found as an event: nothing else happened to the pool in between.
+    /// (A deferred end at exactly the instant of the next call is applied before it, where
+    /// the event would have run in scheduling order: a tie of two nanosecond-resolution
+    /// times.) The end of a read so served is in the digest through its request record
+    /// (the pool, the deadline and the service time) and its start (an event's time).
+    pub fn settle(&mut self, now: SimTime, mut done: impl FnMut(SimTime, bool)) {
+        while let Some(t) = self.deferred.peek_time() {
+            if t > now {
+                break;
+            }
+            let (t, w) = self.deferred.pop().expect("peeked");
+            let late = self.release_quiet(t, w);
+            done(t, late);
+        }
+    }
+
+    /// The deferred query ends become `QueryDone` events if the waitlist is not empty (a
+    /// query ending then hands its connection on, which takes `wl.mu` and schedules).
+    #[inline]
+    fn flush_deferred(&mut self, s: &mut Scheduler<Event>) {
+        if !self.deferred.is_empty() && !self.waitlist.is_empty() {
+            while let Some((t, w)) = self.deferred.pop() {
+                s.at(t, Event::QueryDone { w });
+            }
+        }
+    }
+
+    /// `QueryDone` at `t` with an empty waitlist (what [`Self::settle`] applies): the
+    /// counters, the connection back on its stack, the request freed. Returns `late`.
+    #[inline]
+    fn release_quiet(&mut self, t: SimTime, w: u32) -> bool {
+        let wt = self.waiters[w as usize];
+        debug_assert!(self.waitlist.is_empty() && wt.client == NONE && !self.arrivals_done);
+        if wt.late {
+            self.m.late_completions += 1;
+        } else {
+            self.m.completed += 1;
+            if let Some(k) = self.stage_of(t) {
+                self.m.goodput_by_stage[k] += 1;
+            }
+        }
+        self.stack_push(wt.conn);
+        let slot = &mut self.waiters[w as usize];
+        slot.state = WaiterState::Free;
+        slot.gen = slot.gen.wrapping_add(1);
+        self.free_waiters.push(w);
+        self.in_flight -= 1;
+        wt.late
+    }
+
+    /// Deferred query ends not yet applied (embedded pools).
+    pub fn deferred_len(&self) -> usize {
+        self.deferred.len()
+    }
+
+    /// Defer query ends (the default of an embedded pool) or schedule each as a `QueryDone`
+    /// event (what a standalone pool does): the same run either way, but for the event count
+    /// and the digest (`tests/fleet.rs` checks it). Set before the first request.
+    pub fn set_defer_releases(&mut self, on: bool) {
+        debug_assert!(self.deferred.is_empty());
+        self.defer_releases = on;
     }
 
     /// An embedded pool opens at `now`: its starvation worker's first tick (the process is
@@ -340,7 +427,36 @@ impl PoolWorld {
 
     /// One request arrives at an embedded pool now (`Get` is called).
     pub fn admit(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        debug_assert!(self.deferred.peek_time().is_none_or(|t| t > now), "not settled");
         self.new_request(now, NONE, s);
+        self.flush_deferred(s);
+    }
+
+    /// [`Self::admit`] in three steps, for a host that records the request's draws itself
+    /// (the same record, at the same point of the trace: [`Self::draw_request`], then
+    /// [`Self::request_record`] on the host's trace, then this): a drawn request calls `Get`
+    /// now.
+    pub fn admit_drawn(&mut self, now: SimTime, req: Request, s: &mut Scheduler<Event>) {
+        debug_assert!(self.deferred.peek_time().is_none_or(|t| t > now), "not settled");
+        self.request_drawn(now, NONE, req, s);
+        self.flush_deferred(s);
+    }
+
+    /// `req`, admitted now, is served at once from a stack with no setting change and no
+    /// timer, and its query's end is deferred: its `Get` schedules nothing and records
+    /// nothing, so [`Self::admit_drawn`] needs no trace ([`crate::sim::Nested::untraced`]).
+    /// (`ConnPool.Get`: the wanted setting's stack, or the clean stack for no setting, has a
+    /// connection; the deadline is still ahead; nothing waits.)
+    #[inline]
+    pub fn serves_at_once(&self, req: &Request) -> bool {
+        self.defer_releases
+            && req.deadline_ns > 0
+            && self.waitlist.is_empty()
+            && if req.setting == 0 {
+                !self.clean.is_empty()
+            } else {
+                !self.setting_stacks[req.setting as usize].is_empty()
+            }
     }
 
     /// (requests arrived, completed before their deadline, in flight): what a host reads
@@ -390,6 +506,16 @@ impl World for PoolWorld {
     type Event = Event;
 
     fn handle(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
+        debug_assert!(self.deferred.peek_time().is_none_or(|t| t > now), "not settled");
+        self.dispatch(now, ev, s);
+        if self.defer_releases {
+            self.flush_deferred(s);
+        }
+    }
+}
+
+impl PoolWorld {
+    fn dispatch(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
         match ev {
             Event::Arrival => {
                 self.requests_left -= 1;

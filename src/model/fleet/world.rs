@@ -14,6 +14,7 @@ use crate::model::connpool::{ConnPoolParams, Event as PoolEvent, PoolWorld};
 use crate::model::rollout::event::Event as RolloutEvent;
 use crate::model::rollout::RolloutWorld;
 use crate::sim::rng::{below, cached_stream, exponential};
+use rand::Rng;
 use crate::sim::{Nested, Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, TraceRecord, World};
 
 /// The pool of one vttablet process.
@@ -92,11 +93,34 @@ pub struct FleetWorld {
     pub(crate) totals: Totals,
     /// Scratch: the healthy tablets of one read.
     healthy: Vec<u16>,
+    /// `GetHealthyTabletStats` of each (vtgate, shard), `vtgates × shards` lists, valid while
+    /// `healthy_ok` is set: only a rollout event changes what they are built from, and each
+    /// one clears every flag.
+    healthy_cache: Vec<Vec<u16>>,
+    healthy_ok: Vec<bool>,
+    /// `below`'s rejection threshold `(2^64 - n) mod n` for each healthy-list length `n`.
+    below_threshold: Vec<u64>,
+    /// New pools defer their query ends (`PoolWorld::settle`): off only to check that the
+    /// run is the same either way.
+    defer_releases: bool,
 }
 
 impl FleetWorld {
     /// A primed simulation of the fleet `p` with `seed`.
     pub fn simulation(p: &FleetParams, seed: u64, trace: Trace, logs: bool) -> Simulation<FleetWorld> {
+        Self::simulation_deferring(p, seed, trace, logs, true)
+    }
+
+    /// [`Self::simulation`] with the pools' query ends deferred (`defer`, the default) or
+    /// each scheduled as an event: every figure of the run is the same, only the event count
+    /// and the digest differ (`tests/fleet.rs`).
+    pub fn simulation_deferring(
+        p: &FleetParams,
+        seed: u64,
+        trace: Trace,
+        logs: bool,
+        defer: bool,
+    ) -> Simulation<FleetWorld> {
         let rp = p.rollout_params();
         // The rollout world exactly as the rollout model builds it (same seed, same streams):
         // its draws are shared, so its exposures are the rollout model's (common random numbers).
@@ -106,7 +130,11 @@ impl FleetWorld {
         let n = rollout.tablets.len();
         let pools: Vec<Slot> = (0..n)
             .map(|t| Slot {
-                w: PoolWorld::embedded(&pool_params, seed, t as u32),
+                w: {
+                    let mut w = PoolWorld::embedded(&pool_params, seed, t as u32);
+                    w.set_defer_releases(defer);
+                    w
+                },
                 tablet: t as u16,
                 closes_at: SimTime::MAX,
                 dead: false,
@@ -114,6 +142,8 @@ impl FleetWorld {
             .collect();
         let m = p.vtgates as usize;
         let rps = p.rps_per_vtgate();
+        let lists = m * p.shards as usize;
+        let per = p.replicas_per_shard as usize + 1;
         let world = FleetWorld {
             rollout,
             rollout_sched: Nested::new(),
@@ -130,7 +160,13 @@ impl FleetWorld {
             complete_at: SimTime::MAX,
             seconds: Vec::with_capacity(600),
             totals: Totals::default(),
-            healthy: Vec::with_capacity(p.replicas_per_shard as usize + 1),
+            healthy: Vec::with_capacity(per),
+            healthy_cache: vec![Vec::with_capacity(per); lists],
+            healthy_ok: vec![false; lists],
+            below_threshold: (0..=per as u64)
+                .map(|n| if n == 0 { 0 } else { n.wrapping_neg() % n })
+                .collect(),
+            defer_releases: defer,
         };
         let mut sim = Simulation::with_trace(world, trace);
         for (t, e) in primed {
@@ -157,11 +193,36 @@ impl FleetWorld {
     /// The second `now` falls in, grown on demand.
     #[inline]
     fn second(&mut self, now: SimTime) -> &mut Second {
-        let i = (now.0 / 1_000_000_000) as usize;
-        if i >= self.seconds.len() {
-            self.seconds.resize(i + 1, Second::default());
-        }
-        &mut self.seconds[i]
+        second_of(&mut self.seconds, now)
+    }
+
+    /// Apply pool `i`'s deferred query ends up to `now` (`PoolWorld::settle`), each counted
+    /// in its own second and against the pool's closing time at its own instant, as its
+    /// `QueryDone` event would have been counted by [`Self::account`].
+    #[inline]
+    fn settle(&mut self, i: usize, now: SimTime) {
+        let FleetWorld {
+            pools,
+            seconds,
+            totals,
+            ..
+        } = self;
+        let slot = &mut pools[i];
+        let closes_at = slot.closes_at;
+        slot.w.settle(now, |t, late| {
+            let sec = second_of(seconds, t);
+            let all = &mut totals.all;
+            if t >= closes_at {
+                sec.pool_closed += 1;
+                all.pool_closed += 1;
+            } else if late {
+                sec.pool_timeouts += 1;
+                all.pool_timeouts += 1;
+            } else {
+                sec.good += 1;
+                all.good += 1;
+            }
+        });
     }
 
     /// Learn the outcomes of the last call into pool `pool` from its counters (before: the
@@ -198,6 +259,7 @@ impl FleetWorld {
         if self.pools[i].dead {
             return;
         }
+        self.settle(i, now);
         let before = self.pools[i].w.outcome_counts();
         let w = &mut self.pools[i].w;
         s.nest(&mut self.pool_sched, |ev| Event::Pool { pool, ev }, |n| w.handle(now, ev, n));
@@ -208,6 +270,8 @@ impl FleetWorld {
     fn on_rollout(&mut self, now: SimTime, e: RolloutEvent, s: &mut Scheduler<Event>) {
         let rw = &mut self.rollout;
         s.nest(&mut self.rollout_sched, Event::Rollout, |n| rw.handle(now, e, n));
+        // What the healthy lists are built from may have changed.
+        self.healthy_ok.fill(false);
         match e {
             RolloutEvent::Drain { tablet } => {
                 // SIGTERM: new queries are refused (the rollout's tablet stops serving); the
@@ -218,6 +282,10 @@ impl FleetWorld {
             RolloutEvent::Down { tablet } => {
                 // The pod is gone: whatever is still in its pool fails.
                 let p = self.tablet_pool[tablet as usize] as usize;
+                if !self.pools[p].dead {
+                    // Query ends before now completed; the rest are in flight.
+                    self.settle(p, now);
+                }
                 let slot = &mut self.pools[p];
                 if !slot.dead {
                     slot.dead = true;
@@ -230,6 +298,7 @@ impl FleetWorld {
                 // The new process serves with a new, empty pool.
                 let pool = self.pools.len() as u32;
                 let mut w = PoolWorld::embedded(&self.pool_params, self.seed, pool);
+                w.set_defer_releases(self.defer_releases);
                 s.nest(&mut self.pool_sched, |ev| Event::Pool { pool, ev }, |n| w.start(n));
                 self.pools.push(Slot {
                     w,
@@ -262,28 +331,47 @@ impl FleetWorld {
         } else {
             below(&mut self.reads_rng[g], shards as u64) as usize
         };
-        // `GetHealthyTabletStats`: the REPLICAs this vtgate's health checks show serving.
-        self.healthy.clear();
-        for t in shard * per..(shard + 1) * per {
-            let v = &rw.views[rw.vi(g, t)];
-            if v.connected && v.serving && !v.primary {
-                self.healthy.push(t as u16);
+        // `GetHealthyTabletStats`: the REPLICAs this vtgate's health checks show serving
+        // (rebuilt after a rollout event, in tablet order).
+        let li = g * shards + shard;
+        if !self.healthy_ok[li] {
+            let list = &mut self.healthy_cache[li];
+            list.clear();
+            for t in shard * per..(shard + 1) * per {
+                let v = &rw.views[rw.vi(g, t)];
+                if v.connected && v.serving && !v.primary {
+                    list.push(t as u16);
+                }
             }
+            self.healthy_ok[li] = true;
         }
         // (outcome: 0 served by a pool, 1 routed to dead, 2 no healthy; tablet + 1 or 0).
         let (mut outcome, mut tablet, mut attempts) = (2u64, 0u64, 0u64);
-        if !self.healthy.is_empty() {
+        if !self.healthy_cache[li].is_empty() {
             outcome = 1;
             // Each attempt: a uniform pick among the healthy tablets not tried yet (the
             // shuffle, then the first valid one); retry only on a retryable error, at once.
-            while attempts <= self.retry_count as u64 && !self.healthy.is_empty() {
+            // The first attempt picks from the cached list; a retry works on a copy without
+            // the tablets tried.
+            let mut first = true;
+            while attempts <= self.retry_count as u64 {
+                let list: &[u16] = if first {
+                    &self.healthy_cache[li]
+                } else {
+                    &self.healthy
+                };
+                let n = list.len();
+                if n == 0 {
+                    break;
+                }
                 attempts += 1;
-                let k = if self.healthy.len() == 1 {
+                let k = if n == 1 {
                     0
                 } else {
-                    below(&mut self.reads_rng[g], self.healthy.len() as u64) as usize
+                    below_with(&mut self.reads_rng[g], n as u64, self.below_threshold[n])
+                        as usize
                 };
-                let t = self.healthy.swap_remove(k) as usize;
+                let t = list[k] as usize;
                 let tab = &rw.tablets[t];
                 let v = &rw.views[rw.vi(g, t)];
                 if tab.serving && tab.addr == v.hc_addr {
@@ -292,6 +380,12 @@ impl FleetWorld {
                     break;
                 }
                 // SHUTTING_DOWN / NOT_SERVING (CLUSTER_EVENT) or a gone pod (UNAVAILABLE).
+                if first {
+                    self.healthy.clear();
+                    self.healthy.extend_from_slice(&self.healthy_cache[li]);
+                    first = false;
+                }
+                self.healthy.swap_remove(k);
             }
         }
         // A read served at its first attempt shows its pick in the pool's events (the pool is
@@ -313,10 +407,23 @@ impl FleetWorld {
             0 => {
                 let pool = self.tablet_pool[tablet as usize - 1];
                 let i = pool as usize;
-                let before = self.pools[i].w.outcome_counts();
+                self.settle(i, now);
+                // The request's draws and their record (the pool's own), then `Get`: with a
+                // connection on the stack, served at once with nothing to schedule or
+                // record, else through the nested scheduler.
                 let w = &mut self.pools[i].w;
-                s.nest(&mut self.pool_sched, |ev| Event::Pool { pool, ev }, |n| w.admit(now, n));
-                self.account(now, i, before);
+                let req = w.draw_request();
+                s.draw(&w.request_record(&req));
+                if w.serves_at_once(&req) {
+                    w.admit_drawn(now, req, self.pool_sched.untraced(now));
+                    self.pool_sched.untraced_done();
+                } else {
+                    let before = w.outcome_counts();
+                    s.nest(&mut self.pool_sched, |ev| Event::Pool { pool, ev }, |n| {
+                        w.admit_drawn(now, req, n)
+                    });
+                    self.account(now, i, before);
+                }
             }
             1 => {
                 self.second(now).routed_to_dead += 1;
@@ -329,8 +436,14 @@ impl FleetWorld {
         }
     }
 
-    /// The run stopped: count the reads still in a pool.
-    pub(crate) fn finish(&mut self) {
+    /// The run stopped at `end`: apply the query ends up to it, count the reads still in a
+    /// pool.
+    pub(crate) fn finish(&mut self, end: SimTime) {
+        for i in 0..self.pools.len() {
+            if !self.pools[i].dead {
+                self.settle(i, end);
+            }
+        }
         self.totals.in_flight_at_end = self
             .pools
             .iter()
@@ -338,6 +451,29 @@ impl FleetWorld {
             .map(|p| p.w.in_flight())
             .sum();
     }
+}
+
+/// `below(rng, n)` (`crate::sim::rng::below`: the same draws, the same result) with its
+/// threshold `(2^64 - n) mod n` computed once rather than by a division per call.
+#[inline]
+fn below_with(rng: &mut SimRng, n: u64, threshold: u64) -> u64 {
+    debug_assert_eq!(threshold, n.wrapping_neg() % n);
+    loop {
+        let m = (rng.next_u64() as u128) * (n as u128);
+        if (m as u64) >= threshold {
+            return (m >> 64) as u64;
+        }
+    }
+}
+
+/// The second `now` falls in, grown on demand.
+#[inline]
+fn second_of(seconds: &mut Vec<Second>, now: SimTime) -> &mut Second {
+    let i = (now.0 / 1_000_000_000) as usize;
+    if i >= seconds.len() {
+        seconds.resize(i + 1, Second::default());
+    }
+    &mut seconds[i]
 }
 
 impl World for FleetWorld {
