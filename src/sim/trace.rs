@@ -224,7 +224,13 @@ impl Names {
             None => self
                 .pairs
                 .iter()
-                .position(|&(c, k)| c == component && k == kind)
+                // Lengths first: most pairs differ there, without a byte comparison.
+                .position(|&(c, k)| {
+                    k.len() == kind.len()
+                        && c.len() == component.len()
+                        && k == kind
+                        && c == component
+                })
                 .map(|i| i as u32 + 1),
         };
         let (number, answer) = match known {
