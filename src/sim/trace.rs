@@ -338,9 +338,26 @@ impl Drop for Buf {
     }
 }
 
-/// Write `v` as unsigned LEB128 at `out[at..]`; returns the position after it.
+/// Write `v` as unsigned LEB128 at `out[at..]`; returns the position after it. One and two
+/// bytes (below 2^14: most time deltas, indices and payload words) without the loop.
 #[inline(always)]
-fn leb128_at(out: &mut [u8], mut at: usize, mut v: u64) -> usize {
+fn leb128_at(out: &mut [u8], at: usize, v: u64) -> usize {
+    if v < 0x80 {
+        out[at] = v as u8;
+        at + 1
+    } else if v < 0x4000 {
+        let two = &mut out[at..at + 2];
+        two[0] = (v as u8) | 0x80;
+        two[1] = (v >> 7) as u8;
+        at + 2
+    } else {
+        leb128_long_at(out, at, v)
+    }
+}
+
+/// [`leb128_at`] of any value.
+#[inline(always)]
+fn leb128_long_at(out: &mut [u8], mut at: usize, mut v: u64) -> usize {
     while v >= 0x80 {
         out[at] = (v as u8) | 0x80;
         v >>= 7;
@@ -399,6 +416,9 @@ pub struct Trace {
     last_t: u64,
     buf: Buf,
     jsonl: Option<std::io::BufWriter<Box<dyn Write + Send>>>,
+    /// A record that leaves the buffer this full takes the slow path ([`Self::after_timed`]):
+    /// [`FLUSH_AT`], or 0 with a JSONL sink (every record). One comparison a record for both.
+    slow_at: usize,
     io_error: Option<std::io::Error>,
     events: u64,
     draws: u64,
@@ -420,6 +440,7 @@ impl Trace {
             last_t: 0,
             buf: Buf::new(),
             jsonl: None,
+            slow_at: FLUSH_AT,
             io_error: None,
             events: 0,
             draws: 0,
@@ -435,6 +456,7 @@ impl Trace {
     pub fn with_writer(w: Box<dyn Write + Send>) -> Self {
         let mut t = Self::digest_only();
         t.jsonl = Some(std::io::BufWriter::new(w));
+        t.slow_at = 0;
         t
     }
     /// Record nothing: for kernel benchmarks that measure the engine without the digest.
@@ -475,11 +497,20 @@ impl Trace {
         let at = leb128_at(out, at, r.a);
         let at = leb128_at(out, at, r.b);
         self.buf.len += at;
+        if self.buf.len >= self.slow_at {
+            self.after_timed(tag, t, *r);
+        }
+    }
+
+    /// A record's slow path: flush a full buffer, write the JSON line.
+    #[cold]
+    #[inline(never)]
+    fn after_timed(&mut self, tag: u8, t: SimTime, r: TraceRecord) {
         if self.buf.len >= FLUSH_AT {
             self.flush();
         }
         if self.jsonl.is_some() {
-            self.timed_json(tag, t, r);
+            self.timed_json(tag, t, &r);
         }
     }
 
