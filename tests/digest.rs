@@ -124,20 +124,29 @@ fn name(b: &mut Vec<u8>, s: &str) {
 }
 
 /// The digest's input rebuilt from the JSONL lines by the rule written in `src/sim/trace.rs`
-/// (written here independently of the kernel's encoder).
+/// (written here independently of the kernel's encoder): the head `4·p + type`, `p` the
+/// number of the record's (component, kind) pair in the order of first use, 0 (and the names
+/// spelt out) on its first record.
 fn documented_encoding(recs: &[Rec]) -> Vec<u8> {
     let mut b = vec![];
     let mut last_t = 0u64;
+    let mut pairs: Vec<(&str, &str)> = vec![];
     for r in recs {
         match r.ty {
             t @ ("event" | "draw") => {
-                b.push(if t == "event" { 0x01 } else { 0x02 });
+                let ty = if t == "event" { 1 } else { 2 };
+                let (c, k) = (r.component.unwrap(), r.kind.unwrap());
+                let p = pairs.iter().position(|&q| q == (c, k)).map_or(0, |i| i + 1);
+                uleb(&mut b, (p as u64) << 2 | ty);
                 let t_ns = r.t_ns.unwrap();
                 uleb(&mut b, t_ns - last_t);
                 last_t = t_ns;
-                name(&mut b, r.component.unwrap());
+                if p == 0 {
+                    pairs.push((c, k));
+                    name(&mut b, c);
+                    name(&mut b, k);
+                }
                 uleb(&mut b, r.index);
-                name(&mut b, r.kind.unwrap());
                 uleb(&mut b, r.a.unwrap());
                 uleb(&mut b, r.b.unwrap());
             }

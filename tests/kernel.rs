@@ -36,7 +36,7 @@ fn the_hold_digest_is_pinned() {
     let out = hold(64).run(11, RunOptions::default());
     assert_eq!(
         out.digest,
-        "721148fda365a457b5a837b7de7af09501af7703403e5dd01b2c779dce2b41bc"
+        "b59ecc622cf2e383c5e16aa5ab5c2a23630956fbd70be602d3fa6f198b388ecc"
     );
 }
 

@@ -150,7 +150,7 @@ fn shorter_refresh_interval_never_errs_at_2_4x_the_polls() {
 }
 
 const INCIDENT_SEED: u64 = 0xbaaf1458e77f4857;
-const INCIDENT_DIGEST: &str = "a86ec664ff569921c92252f9bfd2e9b134c16459e566ee4a86b5ce10a611f6bf";
+const INCIDENT_DIGEST: &str = "42d5ce83429a91d1c5f743cdd4cc7a827bbcce45c97072c17e062a30b8d50b42";
 
 #[test]
 fn incident_replays_the_seed() {

@@ -33,14 +33,24 @@
 //! they are made (events and draws interleaved as they happen, then the metrics):
 //!
 //! ```text
-//! event  = 0x01 | uleb128(Δt) | str(component) | uleb128(index) | str(kind) | uleb128(a) | uleb128(b)
-//! draw   = 0x02 | uleb128(Δt) | str(component) | uleb128(index) | str(kind) | uleb128(a) | uleb128(b)
+//! event  = uleb128(4·p + 1) | uleb128(Δt) | [names] | uleb128(index) | uleb128(a) | uleb128(b)
+//! draw   = uleb128(4·p + 2) | uleb128(Δt) | [names] | uleb128(index) | uleb128(a) | uleb128(b)
 //! metric = 0x03 | uleb128(position) | str(name) | bits: 8 bytes, little-endian
-//! str(s) = len(s): u8 | the bytes of s   (a name longer than 255 bytes is cut at 255)
+//! names  = str(component) | str(kind)        (only when p = 0)
+//! str(s) = len(s): u8 | the bytes of s       (a name longer than 255 bytes is cut at 255)
 //! ```
 //!
-//! - The tag byte (`0x01` event, `0x02` draw, `0x03` metric) comes first, so no record of one
-//!   type can be read as another.
+//! - The *head* (the first LEB128 word) carries the record type in its low two bits (1
+//!   event, 2 draw, 3 metric), so no record of one type can be read as another, and a *name
+//!   number* `p` in the bits above.
+//! - Name numbers: each distinct (component, kind) pair of a trace's event and draw records
+//!   gets a number, 1, 2, 3, ..., in the order of its first record (events and draws share
+//!   the numbering). That first record has `p = 0` and spells the pair out (`names`); every
+//!   later record of the pair has `p` = its number and no names. So a record of one of the
+//!   first 31 pairs starts with one byte, and the string bytes of a pair are hashed once a
+//!   trace, not once a record. Pairs are compared by their text (two equal names are one
+//!   name wherever they are stored). A metric record has `p = 0` (its head is the byte
+//!   `0x03`) and always spells its name.
 //! - `Δt` is `t_ns` minus the `t_ns` of the previous event or draw record (the first one's
 //!   is from 0); a draw is stamped with the current simulated time (an end-of-run draw with
 //!   the time the run stopped).
@@ -50,10 +60,11 @@
 //!   IEEE-754 bit pattern of the value (`f64::to_bits`), except that every NaN is written as
 //!   the canonical quiet NaN `0x7ff8000000000000` (NaN payloads differ between CPUs).
 //!
-//! The digest is the BLAKE3 hash of that byte string, shown as 64 hex characters.
-//! Variable-length integers keep a typical record near 20 bytes, which matters because the
-//! digest is kept for every run of every sweep; a plain event costs one tag byte more than an
-//! untagged encoding, and no record allocates.
+//! The string of records decodes back to the records (a reader keeps the same pair table),
+//! so two different traces never have the same input. The digest is the BLAKE3 hash of that
+//! byte string, shown as 64 hex characters. A typical record is 5 to 9 bytes (it was about 20
+//! with both names spelt out in every record, before the name numbers), which matters
+//! because the digest is kept for every run of every sweep, and no record allocates.
 //!
 //! # How the digest is computed
 //!
@@ -66,9 +77,14 @@
 //! exactly `blake3::hash(encoding)` (checked by a unit test against a one-piece reference
 //! encoder, across several flushes and every name length).
 //!
+//! The name number of a record's pair is found by the addresses of its two `&'static str`
+//! (a small direct-mapped table: one hash and two pointer comparisons a record); a pair seen
+//! under new addresses is looked up by its text before it gets a number, so the numbers, and
+//! the bytes, depend only on the names' text.
+//!
 //! A digest of this construction is `blake3::hash` of the encoding above, which anyone can
 //! recompute from a JSONL trace (`vtsim replay --trace`): the `t_ns`, names and payload words
-//! of each line, in order, give the bytes.
+//! of each line, in order, give the bytes (`tests/digest.rs` does it).
 //!
 //! # The JSONL trace
 //!
@@ -119,9 +135,136 @@ pub const CANONICAL_NAN_BITS: u64 = 0x7ff8_0000_0000_0000;
 
 /// Bytes the encoder collects before it hands them to the hasher in one `update`.
 const FLUSH_AT: usize = 64 * 1024;
-/// The longest record: a tag, three LEB128 words of at most 10 bytes and one of 5, two names
-/// of at most 1 + 255 bytes (a metric record is shorter).
-const MAX_RECORD: usize = 1 + 10 + 256 + 5 + 256 + 10 + 10;
+/// The longest record: a head of at most 5 bytes (a 32-bit name number and the type), three
+/// LEB128 words of at most 10 bytes and one of 5, two names of at most 1 + 255 bytes (a metric
+/// record is shorter).
+const MAX_RECORD: usize = 5 + 10 + 256 + 256 + 5 + 10 + 10;
+
+/// Slots of the direct-mapped table from a (component, kind) pair's addresses to its name
+/// number.
+const SLOTS: usize = 128;
+/// Pairs looked up by a linear scan of their text; past this many, by a hash map.
+const SCAN_PAIRS: usize = 64;
+
+/// One slot of the address table: the pair's two names (their addresses and lengths are the
+/// key), its number (0: empty) and the trace it was filled in (a slot of an older trace is
+/// empty).
+#[derive(Clone, Copy)]
+struct Slot {
+    component: &'static str,
+    kind: &'static str,
+    number: u32,
+    gen: u32,
+}
+
+const EMPTY_SLOT: Slot = Slot {
+    component: "",
+    kind: "",
+    number: 0,
+    gen: 0,
+};
+
+/// The name numbers of one trace (see the module doc): each distinct (component, kind) pair,
+/// by text, gets 1, 2, ... in the order of its first record. `slots` finds a pair by the
+/// addresses of its names (an address hit is a text hit: the strings are immutable); a miss
+/// looks the text up in `pairs` (or `by_text`, once there are many) and caches the addresses.
+#[derive(Default)]
+struct Names {
+    /// [`SLOTS`] slots (empty only in the placeholder a dropped buffer leaves).
+    slots: Vec<Slot>,
+    /// This trace's stamp: a slot with another `gen` is empty.
+    gen: u32,
+    /// Every pair, number `i + 1` at index `i`.
+    pairs: Vec<(&'static str, &'static str)>,
+    /// `pairs` by text, once there are more than [`SCAN_PAIRS`].
+    by_text: Option<std::collections::HashMap<(&'static str, &'static str), u32>>,
+}
+
+impl Names {
+    fn new() -> Self {
+        Names {
+            slots: vec![EMPTY_SLOT; SLOTS],
+            gen: 1,
+            pairs: Vec::new(),
+            by_text: None,
+        }
+    }
+    /// Forget every pair (a new trace), keeping the allocations.
+    fn reset(&mut self) {
+        if self.gen == u32::MAX {
+            self.slots.fill(EMPTY_SLOT);
+            self.gen = 0;
+        }
+        self.gen += 1;
+        self.pairs.clear();
+        self.by_text = None;
+    }
+    #[inline(always)]
+    fn slot_of(component: &str, kind: &str) -> usize {
+        let a = component.as_ptr() as usize as u64;
+        let b = kind.as_ptr() as usize as u64;
+        ((a ^ b.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            >> (64 - SLOTS.trailing_zeros())) as usize
+    }
+    /// The number of the pair, or 0 when this is its first record (it is numbered now).
+    #[inline(always)]
+    fn number(&mut self, component: &'static str, kind: &'static str) -> u32 {
+        let i = Self::slot_of(component, kind);
+        let s = &self.slots[i];
+        if s.gen == self.gen && std::ptr::eq(s.component, component) && std::ptr::eq(s.kind, kind) {
+            return s.number;
+        }
+        self.miss(i, component, kind)
+    }
+    #[cold]
+    #[inline(never)]
+    fn miss(&mut self, slot: usize, component: &'static str, kind: &'static str) -> u32 {
+        let known = match &self.by_text {
+            Some(m) => m.get(&(component, kind)).copied(),
+            None => self
+                .pairs
+                .iter()
+                // Lengths first: most pairs differ there, without a byte comparison.
+                .position(|&(c, k)| {
+                    k.len() == kind.len()
+                        && c.len() == component.len()
+                        && k == kind
+                        && c == component
+                })
+                .map(|i| i as u32 + 1),
+        };
+        let (number, answer) = match known {
+            Some(n) => (n, n),
+            None => {
+                self.pairs.push((component, kind));
+                let n = self.pairs.len() as u32;
+                match &mut self.by_text {
+                    Some(m) => {
+                        m.insert((component, kind), n);
+                    }
+                    None if self.pairs.len() > SCAN_PAIRS => {
+                        self.by_text = Some(
+                            self.pairs
+                                .iter()
+                                .enumerate()
+                                .map(|(i, &p)| (p, i as u32 + 1))
+                                .collect(),
+                        );
+                    }
+                    None => {}
+                }
+                (n, 0)
+            }
+        };
+        self.slots[slot] = Slot {
+            component,
+            kind,
+            number,
+            gen: self.gen,
+        };
+        answer
+    }
+}
 
 /// The encode buffer: initialised bytes and a fill mark. Between records `len < FLUSH_AT`
 /// and there are at least [`MAX_RECORD`] bytes past `len`, so a record is written with no
@@ -133,11 +276,13 @@ const MAX_RECORD: usize = 1 + 10 + 256 + 5 + 256 + 10 + 10;
 struct Buf {
     bytes: Vec<u8>,
     len: usize,
+    /// The trace's name numbers (kept with the buffer, so a run reuses their tables too).
+    names: Names,
 }
 
 thread_local! {
-    /// Buffers of dropped traces, for the next ones on this thread.
-    static SPARE_BUFS: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Buffers (and name tables) of dropped traces, for the next ones on this thread.
+    static SPARE_BUFS: std::cell::RefCell<Vec<(Vec<u8>, Names)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Spare buffers kept per thread.
@@ -145,12 +290,18 @@ const SPARE_KEPT: usize = 4;
 
 impl Buf {
     fn new() -> Self {
-        let bytes = SPARE_BUFS
-            .try_with(|s| s.borrow_mut().pop())
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| vec![0u8; 8192]);
-        Buf { bytes, len: 0 }
+        let (bytes, names) = match SPARE_BUFS.try_with(|s| s.borrow_mut().pop()).ok().flatten() {
+            Some((bytes, mut names)) => {
+                names.reset();
+                (bytes, names)
+            }
+            None => (vec![0u8; 8192], Names::new()),
+        };
+        Buf {
+            bytes,
+            len: 0,
+            names,
+        }
     }
     /// Room for one record.
     #[inline(always)]
@@ -176,19 +327,37 @@ impl Buf {
 impl Drop for Buf {
     fn drop(&mut self) {
         let bytes = std::mem::take(&mut self.bytes);
+        let names = std::mem::take(&mut self.names);
         let _ = SPARE_BUFS.try_with(|s| {
             if let Ok(mut s) = s.try_borrow_mut() {
                 if s.len() < SPARE_KEPT {
-                    s.push(bytes);
+                    s.push((bytes, names));
                 }
             }
         });
     }
 }
 
-/// Write `v` as unsigned LEB128 at `out[at..]`; returns the position after it.
+/// Write `v` as unsigned LEB128 at `out[at..]`; returns the position after it. One and two
+/// bytes (below 2^14: most time deltas, indices and payload words) without the loop.
 #[inline(always)]
-fn leb128_at(out: &mut [u8], mut at: usize, mut v: u64) -> usize {
+fn leb128_at(out: &mut [u8], at: usize, v: u64) -> usize {
+    if v < 0x80 {
+        out[at] = v as u8;
+        at + 1
+    } else if v < 0x4000 {
+        let two = &mut out[at..at + 2];
+        two[0] = (v as u8) | 0x80;
+        two[1] = (v >> 7) as u8;
+        at + 2
+    } else {
+        leb128_long_at(out, at, v)
+    }
+}
+
+/// [`leb128_at`] of any value.
+#[inline(always)]
+fn leb128_long_at(out: &mut [u8], mut at: usize, mut v: u64) -> usize {
     while v >= 0x80 {
         out[at] = (v as u8) | 0x80;
         v >>= 7;
@@ -247,6 +416,9 @@ pub struct Trace {
     last_t: u64,
     buf: Buf,
     jsonl: Option<std::io::BufWriter<Box<dyn Write + Send>>>,
+    /// A record that leaves the buffer this full takes the slow path ([`Self::after_timed`]):
+    /// [`FLUSH_AT`], or 0 with a JSONL sink (every record). One comparison a record for both.
+    slow_at: usize,
     io_error: Option<std::io::Error>,
     events: u64,
     draws: u64,
@@ -268,6 +440,7 @@ impl Trace {
             last_t: 0,
             buf: Buf::new(),
             jsonl: None,
+            slow_at: FLUSH_AT,
             io_error: None,
             events: 0,
             draws: 0,
@@ -283,6 +456,7 @@ impl Trace {
     pub fn with_writer(w: Box<dyn Write + Send>) -> Self {
         let mut t = Self::digest_only();
         t.jsonl = Some(std::io::BufWriter::new(w));
+        t.slow_at = 0;
         t
     }
     /// Record nothing: for kernel benchmarks that measure the engine without the digest.
@@ -309,20 +483,34 @@ impl Trace {
     fn timed(&mut self, tag: u8, t: SimTime, r: &TraceRecord) {
         let dt = t.0.wrapping_sub(self.last_t);
         self.last_t = t.0;
+        let p = self.buf.names.number(r.component, r.kind);
         let out = self.buf.room();
-        out[0] = tag;
-        let at = leb128_at(out, 1, dt);
-        let at = name_at(out, at, r.component);
+        let at = leb128_at(out, 0, (p as u64) << 2 | tag as u64);
+        let at = leb128_at(out, at, dt);
+        let at = if p == 0 {
+            let at = name_at(out, at, r.component);
+            name_at(out, at, r.kind)
+        } else {
+            at
+        };
         let at = leb128_at(out, at, r.index as u64);
-        let at = name_at(out, at, r.kind);
         let at = leb128_at(out, at, r.a);
         let at = leb128_at(out, at, r.b);
         self.buf.len += at;
+        if self.buf.len >= self.slow_at {
+            self.after_timed(tag, t, *r);
+        }
+    }
+
+    /// A record's slow path: flush a full buffer, write the JSON line.
+    #[cold]
+    #[inline(never)]
+    fn after_timed(&mut self, tag: u8, t: SimTime, r: TraceRecord) {
         if self.buf.len >= FLUSH_AT {
             self.flush();
         }
         if self.jsonl.is_some() {
-            self.timed_json(tag, t, r);
+            self.timed_json(tag, t, &r);
         }
     }
 
@@ -440,15 +628,18 @@ mod tests {
         b: 0,
     };
 
-    /// The bytes of `R` as an event or draw record with time delta `dt`.
-    fn timed_bytes(tag: u8, dt: u64) -> Vec<u8> {
-        let mut want = vec![tag];
+    /// The bytes of `R` as an event or draw record with time delta `dt`, its pair numbered
+    /// `p` (0: its first record, names spelt out).
+    fn timed_bytes(tag: u8, p: u8, dt: u64) -> Vec<u8> {
+        let mut want = vec![p << 2 | tag];
         leb128(&mut want, dt);
-        want.push(6);
-        want.extend_from_slice(b"vtgate");
+        if p == 0 {
+            want.push(6);
+            want.extend_from_slice(b"vtgate");
+            want.push(4);
+            want.extend_from_slice(b"poll");
+        }
         want.push(3);
-        want.push(4);
-        want.extend_from_slice(b"poll");
         want.extend_from_slice(&[0xAC, 0x02]); // 300
         want.push(0);
         want
@@ -463,9 +654,9 @@ mod tests {
         t.metric(0, "errors", 2.0);
         t.metric(1, "p", f64::NAN);
         let mut want = vec![];
-        want.extend(timed_bytes(0x01, 1_000));
-        want.extend(timed_bytes(0x02, 0));
-        want.extend(timed_bytes(0x01, 500));
+        want.extend(timed_bytes(0x01, 0, 1_000));
+        want.extend(timed_bytes(0x02, 1, 0));
+        want.extend(timed_bytes(0x01, 1, 500));
         want.extend_from_slice(&[0x03, 0, 6]);
         want.extend_from_slice(b"errors");
         want.extend_from_slice(&2.0f64.to_bits().to_le_bytes());
@@ -474,21 +665,78 @@ mod tests {
         assert_eq!(&want[1..3], &[0xE8, 0x07]); // 1000
         assert_eq!(t.digest_hex(), blake3::hash(&want).to_hex().to_string());
         assert_eq!((t.events(), t.draws(), t.metrics()), (2, 1, 2));
+        // A second pair gets number 2; the same text at another address is the same pair.
+        let other_kind = String::from("poll").leak();
+        let same = TraceRecord {
+            kind: other_kind,
+            ..R
+        };
+        let second = TraceRecord { kind: "tick", ..R };
+        t.event(SimTime(1_500), &second);
+        t.event(SimTime(1_500), &same);
+        t.event(SimTime(1_500), &second);
+        want.extend_from_slice(&[0x01, 0, 6]);
+        want.extend_from_slice(b"vtgate");
+        want.push(4);
+        want.extend_from_slice(b"tick");
+        want.extend_from_slice(&[3, 0xAC, 0x02, 0]);
+        want.extend(timed_bytes(0x01, 1, 0));
+        want.extend_from_slice(&[2 << 2 | 0x01, 0, 3, 0xAC, 0x02, 0]);
+        assert_eq!(t.digest_hex(), blake3::hash(&want).to_hex().to_string());
     }
 
-    /// The reference encoder: the documented byte string, built in one `Vec`.
-    fn reference_bytes(out: &mut Vec<u8>, last_t: &mut u64, tag: u8, t: u64, r: &TraceRecord) {
+    /// Pair numbers past the one-byte heads (31 pairs) and past the linear scan, records
+    /// of pairs whose addresses collide in the slot table, and a pair met again under a new
+    /// address: the bytes are the reference encoder's, which numbers pairs by text.
+    #[test]
+    fn name_numbers_depend_only_on_the_text() {
+        let kinds: Vec<&'static str> = (0..300).map(|i| &*format!("k{i}").leak()).collect();
+        let mut t = Trace::digest_only();
+        let (mut want, mut last_t) = (Vec::new(), 0u64);
+        let mut pairs = std::collections::HashMap::new();
+        for i in 0..20_000u64 {
+            let k = kinds[((i * 7919) % 300) as usize];
+            // Every tenth record names its kind through a fresh copy (a new address).
+            let k: &'static str = if i % 10 == 0 {
+                String::from(k).leak()
+            } else {
+                k
+            };
+            let r = TraceRecord { kind: k, ..R };
+            t.event(SimTime(i), &r);
+            reference_bytes(&mut want, &mut pairs, &mut last_t, TAG_EVENT, i, &r);
+        }
+        assert_eq!(pairs.len(), 300);
+        assert_eq!(t.digest_hex(), blake3::hash(&want).to_hex().to_string());
+    }
+
+    /// The reference encoder: the documented byte string, built in one `Vec`; `pairs` is the
+    /// trace's (component, kind) pairs by text, with their numbers.
+    fn reference_bytes(
+        out: &mut Vec<u8>,
+        pairs: &mut std::collections::HashMap<(String, String), u64>,
+        last_t: &mut u64,
+        tag: u8,
+        t: u64,
+        r: &TraceRecord,
+    ) {
         let name = |out: &mut Vec<u8>, s: &str| {
             let n = s.len().min(255);
             out.push(n as u8);
             out.extend_from_slice(&s.as_bytes()[..n]);
         };
-        out.push(tag);
+        let key = (r.component.to_string(), r.kind.to_string());
+        let p = pairs.get(&key).copied().unwrap_or(0);
+        leb128(out, p << 2 | tag as u64);
         leb128(out, t.wrapping_sub(*last_t));
         *last_t = t;
-        name(out, r.component);
+        if p == 0 {
+            let n = pairs.len() as u64 + 1;
+            pairs.insert(key, n);
+            name(out, r.component);
+            name(out, r.kind);
+        }
         leb128(out, r.index as u64);
-        name(out, r.kind);
         leb128(out, r.a);
         leb128(out, r.b);
     }
@@ -505,6 +753,7 @@ mod tests {
             .collect();
         let mut t = Trace::digest_only();
         let (mut want, mut last_t, mut now) = (Vec::new(), 0u64, 0u64);
+        let mut pairs = std::collections::HashMap::new();
         let mut checked_midway = false;
         for i in 0..40_000u32 {
             let word = |rng: &mut rand_chacha::ChaCha8Rng| rng.next_u64() >> (rng.next_u32() % 64);
@@ -526,7 +775,7 @@ mod tests {
             } else {
                 t.event(SimTime(now), &r);
             }
-            reference_bytes(&mut want, &mut last_t, tag, now, &r);
+            reference_bytes(&mut want, &mut pairs, &mut last_t, tag, now, &r);
             if i % 7 == 0 {
                 let n = names[(rng.next_u32() % 301) as usize];
                 let v = f64::from_bits(rng.next_u64());
@@ -553,7 +802,14 @@ mod tests {
         let mut u = Trace::digest_only();
         u.event(SimTime(1_000), &R);
         let (mut one, mut last_t) = (Vec::new(), 0);
-        reference_bytes(&mut one, &mut last_t, TAG_EVENT, 1_000, &R);
+        reference_bytes(
+            &mut one,
+            &mut Default::default(),
+            &mut last_t,
+            TAG_EVENT,
+            1_000,
+            &R,
+        );
         assert_eq!(u.digest_hex(), blake3::hash(&one).to_hex().to_string());
     }
 

@@ -67,10 +67,8 @@ impl RolloutWorld {
         for g in 0..m {
             // route_state skips a view that is not connected and serving, so this tablet's
             // change cannot move that vtgate's route: no need to re-evaluate it.
-            let v = &self.views[self.vi(g, t)];
-            if v.connected && v.serving {
-                self.reevaluate(now, g, shard as usize, s);
-            }
+            let counted = self.views[self.vi(g, t)].routes();
+            self.reevaluate_if(counted, now, g, shard as usize, s);
         }
         let d = self.p.tablets.drain_grace.sample_at(self.tablets[t].rng.get(), t);
         s.after(d, Event::Down { tablet: t as u16 });
@@ -99,6 +97,7 @@ impl RolloutWorld {
                 continue;
             }
             let broke = v.connected;
+            let counted = v.routes();
             v.connected = false;
             v.serving = false;
             if keep {
@@ -123,7 +122,9 @@ impl RolloutWorld {
                 };
                 self.note(now, note);
             }
-            self.reevaluate(now, g, shard, s);
+            // Only a view route_state counted can move the route (the tablet's fields it
+            // reads do not change here).
+            self.reevaluate_if(counted, now, g, shard, s);
         }
     }
 
@@ -164,10 +165,8 @@ impl RolloutWorld {
         self.restarts[r].serving_at = now;
         self.push_health(now, t, s);
         for g in 0..self.m() {
-            let v = &self.views[self.vi(g, t)];
-            if v.connected && v.serving {
-                self.reevaluate(now, g, shard, s);
-            }
+            let counted = self.views[self.vi(g, t)].routes();
+            self.reevaluate_if(counted, now, g, shard, s);
             self.check_discovery(now, g, t);
         }
         let ready = self.probe_at_or_after(t, now);

@@ -126,6 +126,7 @@ impl RolloutWorld {
             self.note(now, note);
         }
         let v = &mut self.views[i];
+        let counted = v.routes();
         v.hc_addr = rec;
         v.connected = false;
         v.serving = false;
@@ -133,7 +134,8 @@ impl RolloutWorld {
         v.backoff = retry;
         let gen = v.gen;
         let shard = self.tablets[t].shard as usize;
-        self.reevaluate(now, g, shard, s);
+        // A view route_state skipped before and skips now cannot move the route.
+        self.reevaluate_if(counted, now, g, shard, s);
         if rec != NONE {
             // Always through an event, even with zero delay: the dial happens after whatever
             // else is due at this instant (e.g. the tablet starting to serve).
@@ -176,13 +178,15 @@ impl RolloutWorld {
                 to: tab.serving,
                 primary: tab.primary,
             };
+            let counted = v.routes();
             v.connected = true;
             v.serving = tab.serving;
             v.primary = tab.primary;
             v.backoff = retry;
+            let changed = counted || v.routes();
             let shard = tab.shard as usize;
             self.note(now, note);
-            self.reevaluate(now, g, shard, s);
+            self.reevaluate_if(changed, now, g, shard, s);
             self.check_discovery(now, g, t);
         } else {
             let d = v.backoff;
@@ -216,6 +220,9 @@ impl RolloutWorld {
                 continue;
             }
             let was = v.serving;
+            // The route can move only if the view counts before or after and its state
+            // changed (the tablet's own change was re-evaluated when it happened).
+            let changed = (was || serving) && (was != serving || v.primary != primary);
             v.serving = serving;
             v.primary = primary;
             if was != serving {
@@ -230,7 +237,7 @@ impl RolloutWorld {
                 self.note(now, note);
             }
             let shard = self.tablets[t].shard as usize;
-            self.reevaluate(now, g, shard, s);
+            self.reevaluate_if(changed, now, g, shard, s);
             self.check_discovery(now, g, t);
         }
     }
@@ -257,19 +264,20 @@ impl RolloutWorld {
     pub(super) fn route_state(&self, g: usize, shard: usize) -> (u8, bool) {
         let per = self.per_shard();
         let base = shard * per;
+        let views = &self.views[self.vi(g, base)..][..per];
+        let tablets = &self.tablets[base..][..per];
+        // A replica of another cell is not in the healthy list (no shared alias,
+        // `isIncluded`) when replica reads stay in the vtgate's cell; one cell: all local.
+        let other_cells_out = !self.p.vtgate.replica_reads_other_cells && self.shape.is_some();
         let (mut believed, mut read_ok, mut write_ok) = (false, false, false);
-        let local_only = !self.p.vtgate.replica_reads_other_cells;
-        for t in base..base + per {
-            let v = &self.views[self.vi(g, t)];
-            if !(v.connected && v.serving) {
+        for (k, (v, tab)) in views.iter().zip(tablets).enumerate() {
+            if !v.routes() {
                 continue;
             }
-            let tab = &self.tablets[t];
             let alive = tab.serving && tab.addr == v.hc_addr;
             if v.primary {
                 write_ok |= alive && tab.primary;
-            } else if local_only && self.cell_of(t) != self.gate_cell(g) {
-                // Not in the healthy list: another cell, no shared alias (`isIncluded`).
+            } else if other_cells_out && self.cell_of(base + k) != self.gate_cell(g) {
                 continue;
             } else {
                 believed = true;
@@ -284,6 +292,33 @@ impl RolloutWorld {
             2
         };
         (read, write_ok)
+    }
+
+    /// [`Self::reevaluate`] when `changed`: a caller passes `false` only when the one view it
+    /// changed was skipped by [`Self::route_state`] before the change and is skipped after it
+    /// (not connected and serving), and nothing else route_state reads changed. The route is
+    /// re-evaluated after every change of what route_state reads, so it is then already
+    /// current (checked under debug assertions).
+    #[inline]
+    pub(super) fn reevaluate_if(
+        &mut self,
+        changed: bool,
+        now: SimTime,
+        g: usize,
+        shard: usize,
+        s: &mut Scheduler<Event>,
+    ) {
+        if changed {
+            self.reevaluate(now, g, shard, s);
+        } else {
+            debug_assert!(self.route_is_current(g, shard), "vtgate {g} shard {shard}");
+        }
+    }
+
+    /// The route of (`g`, `shard`) is what its views and tablets give now.
+    pub(super) fn route_is_current(&self, g: usize, shard: usize) -> bool {
+        let r = &self.routes[g * self.shard_ops.len() + shard];
+        self.route_state(g, shard) == (r.read, r.write_ok)
     }
 
     /// Re-derive vtgate `g`'s routing for `shard`; close accounting intervals on a change.

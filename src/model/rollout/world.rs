@@ -60,6 +60,15 @@ pub struct View {
     pub(crate) backoff: u64,
 }
 
+impl View {
+    /// The view counts in the vtgate's routing ([`RolloutWorld::route_state`] skips every
+    /// other one).
+    #[inline]
+    pub(crate) fn routes(&self) -> bool {
+        self.connected && self.serving
+    }
+}
+
 /// One vtgate.
 pub struct Vtgate {
     /// Phase of its topology ticker.
