@@ -354,7 +354,19 @@ where
         .y_label_area_size(78)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(e)?;
-    let fx = |v: &f64| fmt_tick(*v);
+    // Curves over whole numbers only (replica counts, pool sizes) get no fractional x labels.
+    let whole_x = d
+        .curves
+        .iter()
+        .flat_map(|c| &c.points)
+        .all(|p| p.x.fract() == 0.0);
+    let fx = |v: &f64| {
+        if whole_x && (v - v.round()).abs() > 1e-9 * v.abs().max(1.0) {
+            String::new()
+        } else {
+            fmt_tick(*v)
+        }
+    };
     let fy = |v: &f64| fmt_tick(*v);
     {
         let mut mesh = chart.configure_mesh();
