@@ -393,15 +393,7 @@ fn bounds_are_refused_with_exit_2_naming_the_flag() {
             "only one of",
         ),
     ];
-    for (args, want) in cases {
-        let o = vtsim_within(&root(), &args, &[], 60);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(
-            stderr(&o).contains(want),
-            "{args:?}: `{want}` not in {}",
-            stderr(&o)
-        );
-    }
+    assert_refused(&cases);
 }
 
 fn playground_with(sets: &[(&str, serde_json::Value)]) -> WorldSpec {
@@ -826,7 +818,13 @@ fn fleet_preset_cli_json_chart_and_bad_flags() {
             "--preset fleet needs a Fleet model",
         ),
     ];
+    assert_refused(&cases);
+}
+
+/// Each command exits 2 and its message contains the text given with it.
+fn assert_refused<A: AsRef<[S]> + std::fmt::Debug, S: AsRef<str>>(cases: &[(A, &str)]) {
     for (args, want) in cases {
+        let args: Vec<&str> = args.as_ref().iter().map(|a| a.as_ref()).collect();
         let o = vtsim_within(&root(), &args, &[], 60);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(
