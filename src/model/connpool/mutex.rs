@@ -91,28 +91,29 @@ impl PoolWorld {
             }
             return;
         }
-        let mut go = self.mutex.go.take().expect("GoSync");
-        let g = go.lock(now, op, &mut self.mutex_ctx(s));
-        self.mutex.go = Some(go);
+        // The fields are borrowed apart (no `take()`: moving the `GoMutex` out and back in
+        // is a memcpy of the whole struct on every lock).
+        let go = self.mutex.go.as_mut().expect("GoSync");
+        let g = go.lock(now, op, &mut MutexCtx {
+            s,
+            wrap,
+            sched: &mut self.sched,
+            rng: self.rng_sched.get(),
+        });
         if let Some(g) = g {
             self.go_granted(now, g, s);
         }
     }
 
-    fn mutex_ctx<'a>(&'a mut self, s: &'a mut Scheduler<Event>) -> MutexCtx<'a, Event> {
-        MutexCtx {
+    /// A `GoSync` mutex event.
+    pub(super) fn mutex_event(&mut self, now: SimTime, ev: MutexEvent, s: &mut Scheduler<Event>) {
+        let go = self.mutex.go.as_mut().expect("GoSync");
+        let g = go.handle(now, ev, &mut MutexCtx {
             s,
             wrap,
             sched: &mut self.sched,
             rng: self.rng_sched.get(),
-        }
-    }
-
-    /// A `GoSync` mutex event.
-    pub(super) fn mutex_event(&mut self, now: SimTime, ev: MutexEvent, s: &mut Scheduler<Event>) {
-        let mut go = self.mutex.go.take().expect("GoSync");
-        let g = go.handle(now, ev, &mut self.mutex_ctx(s));
-        self.mutex.go = Some(go);
+        });
         if let Some(g) = g {
             self.go_granted(now, g, s);
         }
@@ -132,9 +133,13 @@ impl PoolWorld {
 
     /// `Unlock`, then the holder's after-unlock code, its wakes offset by the unlock's charge.
     fn go_unlock_then(&mut self, now: SimTime, after: AfterUnlock, s: &mut Scheduler<Event>) {
-        let mut go = self.mutex.go.take().expect("GoSync");
-        let charge = go.unlock(now, &mut self.mutex_ctx(s));
-        self.mutex.go = Some(go);
+        let go = self.mutex.go.as_mut().expect("GoSync");
+        let charge = go.unlock(now, &mut MutexCtx {
+            s,
+            wrap,
+            sched: &mut self.sched,
+            rng: self.rng_sched.get(),
+        });
         let was = self.mutex.held;
         self.mutex.held = true;
         self.after_unlock(now, after, charge, s);

@@ -212,7 +212,14 @@ impl PoolWorld {
         self.waiters[w as usize].state = WaiterState::Waking;
         self.waiters[w as usize].woken_by_ctx = by_ctx;
         let d = self.sched.ready(self.rng_sched.get());
-        s.after(SimDuration(offset.saturating_add(d)), Event::WaiterRuns { w });
+        let delay = offset.saturating_add(d);
+        if delay == 0 && self.inline_wakes {
+            // Runs in this instant: at the end of the current event, not as an event of its
+            // own (see [`PoolWorld::run_now`]).
+            self.runs_now.push(w);
+        } else {
+            s.after(SimDuration(delay), Event::WaiterRuns { w });
+        }
     }
 
     /// A returner hands `c` (or nothing: `NONE`, an eviction) to `w`, readying it `offset` ns

@@ -133,6 +133,12 @@ pub struct PoolWorld {
     pub(super) defer_releases: bool,
     /// The deferred query ends: (end, waiter), popped in time order (ties FIFO).
     pub(super) deferred: EventQueue<u32>,
+    /// A zero-delay wake runs at the end of the current event instead of as an event: a
+    /// standalone pool whose wake-up latency is a fixed zero (`PoolWorld::run_now`).
+    pub(super) inline_wakes: bool,
+    /// Waiters woken with a zero delay in the current event, whose goroutines run at its
+    /// end, in wake order (standalone pools; see [`PoolWorld::run_now`]).
+    pub(super) runs_now: Vec<u32>,
     /// Everything counted.
     pub(crate) m: Metrics,
     /// Counts per time bucket, through the stages and the drain.
@@ -288,6 +294,11 @@ impl PoolWorld {
             index,
             defer_releases: false,
             deferred: EventQueue::new(),
+            inline_wakes: matches!(
+                &p.costs.wakeup_latency,
+                DurationDist::Fixed { value } if value.as_nanos() == 0
+            ),
+            runs_now: Vec::new(),
             m: Metrics {
                 arrivals_by_stage: vec![0; stages.len()],
                 goodput_by_stage: vec![0; stages.len()],
@@ -320,6 +331,7 @@ impl PoolWorld {
         // The host keeps its own timeline.
         w.timeline = Timeline::off();
         w.defer_releases = true;
+        w.inline_wakes = false;
         w.deferred = EventQueue::with_capacity(p.pool.capacity as usize);
         w
     }
@@ -508,9 +520,36 @@ impl World for PoolWorld {
     fn handle(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
         debug_assert!(self.deferred.peek_time().is_none_or(|t| t > now), "not settled");
         self.dispatch(now, ev, s);
+        if !self.runs_now.is_empty() {
+            self.run_now(now, s);
+        }
         if self.defer_releases {
             self.flush_deferred(s);
         }
+    }
+}
+
+impl PoolWorld {
+    /// The goroutines woken with a zero delay during the current event (a fixed zero
+    /// wake-up latency, [`PoolWorld::inline_wakes`], and nothing charged before the wake) run now, in wake order, each as the
+    /// `WaiterRuns` event it would have been; the wakes their runs issue join the end of
+    /// the list. Why this is exact: a zero-delay event is queued behind every event already
+    /// pending at this instant and ahead of none, and those it would have run after are the
+    /// other zero-delay runs of this event (kept in order here) and any event that happens
+    /// to fall on this same nanosecond (a tie of two nanosecond-resolution times, the same
+    /// tie `settle` documents, or a zero-length dial, round trip or query scheduled by one of
+    /// these runs, which as an event would have come after the runs queued before it but
+    /// before those queued after it: again a draw that rounds to 0 ns). Standalone pools
+    /// only: an embedded pool's wakes stay events.
+    /// Such runs are not events, so they are not in the trace digest or the event count.
+    fn run_now(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        let mut k = 0;
+        while k < self.runs_now.len() {
+            let w = self.runs_now[k];
+            k += 1;
+            self.dispatch(now, Event::WaiterRuns { w }, s);
+        }
+        self.runs_now.clear();
     }
 }
 
