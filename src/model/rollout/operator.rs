@@ -128,7 +128,8 @@ impl RolloutWorld {
         self.tablets[old].serving = false;
         self.push_health(now, old, s);
         for g in 0..self.m() {
-            self.reevaluate(now, g, shard, s);
+            let changed = self.recount(g, old);
+            self.reevaluate_if(changed, now, g, shard, s);
         }
         s.after(
             d,
@@ -172,7 +173,8 @@ impl RolloutWorld {
                     },
                 );
             }
-            self.reevaluate(now, g, shard, s);
+            let changed = self.recount(g, old) | self.recount(g, new);
+            self.reevaluate_if(changed, now, g, shard, s);
         }
         let op = &mut self.shard_ops[shard];
         op.restarted.push(old as u16);

@@ -94,6 +94,7 @@ impl RolloutWorld {
                 serving: true,
                 primary: tablets[t].primary,
                 backoff,
+                contrib: 0,
             };
         }
         routes.fill(Route::START);

@@ -65,10 +65,8 @@ impl RolloutWorld {
         tab.record = NONE;
         self.push_health(now, t, s);
         for g in 0..m {
-            // route_state skips a view that is not connected and serving, so this tablet's
-            // change cannot move that vtgate's route: no need to re-evaluate it.
-            let counted = self.views[self.vi(g, t)].routes();
-            self.reevaluate_if(counted, now, g, shard as usize, s);
+            let changed = self.recount(g, t);
+            self.reevaluate_if(changed, now, g, shard as usize, s);
         }
         let d = self.p.tablets.drain_grace.sample_at(self.tablets[t].rng.get(), t);
         s.after(d, Event::Down { tablet: t as u16 });
@@ -97,7 +95,6 @@ impl RolloutWorld {
                 continue;
             }
             let broke = v.connected;
-            let counted = v.routes();
             v.connected = false;
             v.serving = false;
             if keep {
@@ -122,9 +119,8 @@ impl RolloutWorld {
                 };
                 self.note(now, note);
             }
-            // Only a view route_state counted can move the route (the tablet's fields it
-            // reads do not change here).
-            self.reevaluate_if(counted, now, g, shard, s);
+            let changed = self.recount(g, t);
+            self.reevaluate_if(changed, now, g, shard, s);
         }
     }
 
@@ -133,6 +129,8 @@ impl RolloutWorld {
         let keep = self.p.tablets.keep_address_on_restart;
         let period = self.p.tablets.readiness_probe_period;
         if !keep {
+            // Not serving (drained): no view's contribution to a route reads the new address.
+            debug_assert!(!self.tablets[t].serving);
             self.tablets[t].addr = self.next_addr;
             self.next_addr += 1;
         }
@@ -165,8 +163,8 @@ impl RolloutWorld {
         self.restarts[r].serving_at = now;
         self.push_health(now, t, s);
         for g in 0..self.m() {
-            let counted = self.views[self.vi(g, t)].routes();
-            self.reevaluate_if(counted, now, g, shard, s);
+            let changed = self.recount(g, t);
+            self.reevaluate_if(changed, now, g, shard, s);
             self.check_discovery(now, g, t);
         }
         let ready = self.probe_at_or_after(t, now);

@@ -19,6 +19,21 @@ use super::event::Event;
 use super::world::{RolloutWorld, NONE};
 use crate::sim::{Scheduler, SimDuration, SimTime};
 
+/// [`RolloutWorld::contrib`]: a believed replica.
+pub(super) const BELIEVED: u8 = 1;
+/// [`RolloutWorld::contrib`]: a believed replica that is alive.
+pub(super) const READ_OK: u8 = 2;
+/// [`RolloutWorld::contrib`]: a live primary.
+pub(super) const WRITE_OK: u8 = 4;
+
+/// A contribution spread on the 16-bit lanes of [`super::world::Route::counts`]: bit k of
+/// `c` to lane k.
+#[inline]
+pub(super) fn lanes(c: u8) -> u64 {
+    let c = u64::from(c);
+    (c & 1) | (c & 2) << 15 | (c & 4) << 30
+}
+
 impl RolloutWorld {
     /// A full `loadTablets`.
     pub(super) fn on_poll(&mut self, now: SimTime, g: usize, s: &mut Scheduler<Event>) {
@@ -104,13 +119,20 @@ impl RolloutWorld {
         }
     }
 
-    /// Diff tablet `t`'s topology record against vtgate `g`'s health check.
+    /// Diff tablet `t`'s topology record against vtgate `g`'s health check (inlined: most
+    /// records of a poll are unchanged).
+    #[inline]
     fn apply_record(&mut self, now: SimTime, g: usize, t: usize, s: &mut Scheduler<Event>) {
+        if self.views[self.vi(g, t)].hc_addr != self.tablets[t].record {
+            self.replace_check(now, g, t, s);
+        }
+    }
+
+    /// Replace vtgate `g`'s health check on tablet `t` by one on its record's address.
+    #[inline(never)]
+    fn replace_check(&mut self, now: SimTime, g: usize, t: usize, s: &mut Scheduler<Event>) {
         let rec = self.tablets[t].record;
         let i = self.vi(g, t);
-        if self.views[i].hc_addr == rec {
-            return;
-        }
         let retry = self.p.vtgate.health_check_retry_delay.as_nanos();
         let delay = self.p.vtgate.topo_read_latency + self.p.vtgate.first_health_delay;
         if self.journal.is_some() {
@@ -126,7 +148,6 @@ impl RolloutWorld {
             self.note(now, note);
         }
         let v = &mut self.views[i];
-        let counted = v.routes();
         v.hc_addr = rec;
         v.connected = false;
         v.serving = false;
@@ -134,8 +155,8 @@ impl RolloutWorld {
         v.backoff = retry;
         let gen = v.gen;
         let shard = self.tablets[t].shard as usize;
-        // A view route_state skipped before and skips now cannot move the route.
-        self.reevaluate_if(counted, now, g, shard, s);
+        let changed = self.recount(g, t);
+        self.reevaluate_if(changed, now, g, shard, s);
         if rec != NONE {
             // Always through an event, even with zero delay: the dial happens after whatever
             // else is due at this instant (e.g. the tablet starting to serve).
@@ -178,14 +199,13 @@ impl RolloutWorld {
                 to: tab.serving,
                 primary: tab.primary,
             };
-            let counted = v.routes();
             v.connected = true;
             v.serving = tab.serving;
             v.primary = tab.primary;
             v.backoff = retry;
-            let changed = counted || v.routes();
             let shard = tab.shard as usize;
             self.note(now, note);
+            let changed = self.recount(g, t);
             self.reevaluate_if(changed, now, g, shard, s);
             self.check_discovery(now, g, t);
         } else {
@@ -220,9 +240,6 @@ impl RolloutWorld {
                 continue;
             }
             let was = v.serving;
-            // The route can move only if the view counts before or after and its state
-            // changed (the tablet's own change was re-evaluated when it happened).
-            let changed = (was || serving) && (was != serving || v.primary != primary);
             v.serving = serving;
             v.primary = primary;
             if was != serving {
@@ -237,6 +254,7 @@ impl RolloutWorld {
                 self.note(now, note);
             }
             let shard = self.tablets[t].shard as usize;
+            let changed = self.recount(g, t);
             self.reevaluate_if(changed, now, g, shard, s);
             self.check_discovery(now, g, t);
         }
@@ -260,8 +278,75 @@ impl RolloutWorld {
         self.pending_discoveries -= 1;
     }
 
-    /// (read state, write ok) of vtgate `g` for `shard`, from its views and the tablets.
+    /// What the view of (`g`, `t`) adds to its route: [`BELIEVED`] (a replica the vtgate
+    /// may route a read to), [`READ_OK`] (one that is alive too), [`WRITE_OK`] (a live
+    /// primary). [`Self::route_scan`] is the OR over a shard's views.
+    #[inline]
+    pub(super) fn contrib(&self, g: usize, t: usize) -> u8 {
+        let v = &self.views[self.vi(g, t)];
+        if !v.routes() {
+            return 0;
+        }
+        let tab = &self.tablets[t];
+        let alive = tab.serving && tab.addr == v.hc_addr;
+        if v.primary {
+            if alive && tab.primary {
+                WRITE_OK
+            } else {
+                0
+            }
+        } else if !self.p.vtgate.replica_reads_other_cells
+            && self.shape.is_some()
+            && self.cell_of(t) != self.gate_cell(g)
+        {
+            0
+        } else if alive {
+            BELIEVED | READ_OK
+        } else {
+            BELIEVED
+        }
+    }
+
+    /// Bring the counters of the route of (`g`, tablet `t`'s shard) up to date with the view
+    /// of (`g`, `t`): called after every change of a field [`Self::contrib`] reads (the view's
+    /// or the tablet's), before the route is re-evaluated.
+    /// Returns whether the contribution changed: when it did not, the route cannot have
+    /// moved (it is an OR over the contributions and was current before the change).
+    #[inline]
+    pub(super) fn recount(&mut self, g: usize, t: usize) -> bool {
+        let now = self.contrib(g, t);
+        let i = self.vi(g, t);
+        let was = self.views[i].contrib;
+        if now == was {
+            return false;
+        }
+        self.views[i].contrib = now;
+        let idx = g * self.shard_ops.len() + self.tablets[t].shard as usize;
+        let c = &mut self.routes[idx].counts;
+        // The lanes never underflow: the counts include what the view added before.
+        *c = c.wrapping_add(lanes(now)).wrapping_sub(lanes(was));
+        true
+    }
+
+    /// (read state, write ok) of vtgate `g` for `shard`, from the route's counters (O(1));
+    /// equal to [`Self::route_scan`] (checked under debug assertions).
+    #[inline]
     pub(super) fn route_state(&self, g: usize, shard: usize) -> (u8, bool) {
+        let c = self.routes[g * self.shard_ops.len() + shard].counts;
+        let read = if c & 0xffff_0000 != 0 {
+            0
+        } else if c & 0xffff != 0 {
+            1
+        } else {
+            2
+        };
+        let st = (read, c >> 32 != 0);
+        debug_assert_eq!(st, self.route_scan(g, shard), "vtgate {g} shard {shard}");
+        st
+    }
+
+    /// (read state, write ok) of vtgate `g` for `shard`, from its views and the tablets.
+    pub(super) fn route_scan(&self, g: usize, shard: usize) -> (u8, bool) {
         let per = self.per_shard();
         let base = shard * per;
         let views = &self.views[self.vi(g, base)..][..per];
@@ -294,11 +379,10 @@ impl RolloutWorld {
         (read, write_ok)
     }
 
-    /// [`Self::reevaluate`] when `changed`: a caller passes `false` only when the one view it
-    /// changed was skipped by [`Self::route_state`] before the change and is skipped after it
-    /// (not connected and serving), and nothing else route_state reads changed. The route is
-    /// re-evaluated after every change of what route_state reads, so it is then already
-    /// current (checked under debug assertions).
+    /// [`Self::reevaluate`] when `changed`: a caller passes what [`Self::recount`] returned
+    /// for every view it changed (OR-ed), so `false` means no contribution to the route
+    /// moved. The route is re-evaluated after every change of a contribution, so it is then
+    /// already current (checked under debug assertions).
     #[inline]
     pub(super) fn reevaluate_if(
         &mut self,
@@ -318,7 +402,7 @@ impl RolloutWorld {
     /// The route of (`g`, `shard`) is what its views and tablets give now.
     pub(super) fn route_is_current(&self, g: usize, shard: usize) -> bool {
         let r = &self.routes[g * self.shard_ops.len() + shard];
-        self.route_state(g, shard) == (r.read, r.write_ok)
+        self.route_scan(g, shard) == (r.read, r.write_ok)
     }
 
     /// Re-derive vtgate `g`'s routing for `shard`; close accounting intervals on a change.

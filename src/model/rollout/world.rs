@@ -58,6 +58,9 @@ pub struct View {
     pub(crate) primary: bool,
     /// Next reconnect backoff (ns).
     pub(crate) backoff: u64,
+    /// What the view adds to its route's counters ([`RolloutWorld::contrib`]) as last
+    /// counted by [`RolloutWorld::recount`].
+    pub(crate) contrib: u8,
 }
 
 impl View {
@@ -100,6 +103,10 @@ pub struct Route {
     pub(crate) write_since: SimTime,
     /// Writes buffered in the current primary outage (per-query mode).
     pub(crate) pending_writes: u64,
+    /// Views of this route that count as a believed replica, a live believed replica and a
+    /// live primary, in the 16-bit lanes 0, 1 and 2 ([`super::vtgate::lanes`]):
+    /// [`RolloutWorld::route_state`] from these is O(1).
+    pub(crate) counts: u64,
 }
 
 impl Route {
@@ -114,6 +121,7 @@ impl Route {
         write_ok: true,
         write_since: SimTime::ZERO,
         pending_writes: 0,
+        counts: 0,
     };
 }
 
@@ -412,6 +420,7 @@ impl RolloutWorld {
                 serving: true,
                 primary: false,
                 backoff: p.vtgate.health_check_retry_delay.as_nanos(),
+                contrib: 0,
             };
             m * n
         ];
@@ -514,6 +523,20 @@ impl RolloutWorld {
     /// all-connected start state.
     pub(crate) fn mask_unwatched(&mut self) {
         let (m, n, s_n) = (self.vtgates.len(), self.tablets.len(), self.p.shards as usize);
+        // All connected and serving: a primary's view adds a live primary, a replica's a
+        // live believed replica (`recount` below corrects what the cells mask out).
+        let r = u64::from(self.p.replicas_per_shard);
+        for route in self.routes.iter_mut() {
+            route.counts = r | r << 16 | 1 << 32;
+        }
+        for (v, t) in self.views.iter_mut().zip((0..n).cycle()) {
+            use super::vtgate::{BELIEVED, READ_OK, WRITE_OK};
+            v.contrib = if self.tablets[t].primary {
+                WRITE_OK
+            } else {
+                BELIEVED | READ_OK
+            };
+        }
     if let Some(shape) = self.shape.take() {
         // A vtgate has no health check on a tablet of a cell it does not watch.
         for g in 0..m {
@@ -533,10 +556,17 @@ impl RolloutWorld {
         // replica it may route to is exposed from the start).
         for g in 0..m {
             for sh in 0..s_n {
-                let (read, write_ok) = self.route_state(g, sh);
+                let (read, write_ok) = self.route_scan(g, sh);
                 let r = &mut self.routes[g * s_n + sh];
                 r.read = read;
                 r.write_ok = write_ok;
+            }
+        }
+        // The routes' counters, corrected for the masked views (and, with replica reads
+        // kept in the vtgate's cell, the other cells' replicas).
+        for g in 0..m {
+            for t in 0..n {
+                self.recount(g, t);
             }
         }
     }
