@@ -19,7 +19,7 @@
 //! `goodput_s2_rps`), then a 0.5 s drain. Each search is at 5 % / (variants + 1),
 //! so every row holds at once with probability ≥ 95 %.
 
-use super::{num, Ask, Direction, Outcome, Search, SearchBudget, Tested, Want};
+use super::{answer_cells, num, Ask, Direction, Outcome, Search, SearchBudget, Tested, Want};
 use crate::experiment::plan::{with_overrides, OverrideError};
 use crate::model::WorldSpec;
 use serde_json::{json, Value};
@@ -286,15 +286,9 @@ pub fn render(model: &str, world: &WorldSpec, q: &Question, rows: &[Row]) -> Str
         let b = match r.capacity.as_ref().map(|c| (c.1.answer(), c.1.runs)) {
             None => "– | | | ".to_string(),
             Some((None, runs)) => format!("none ≤ {CAP_HI} | | | {runs}"),
-            Some((Some(t), runs)) => format!(
-                "**{}** | {} [{}, {}] | {} | {}",
-                t.value.label,
-                num(t.estimate),
-                num(t.ci95.0),
-                num(t.ci95.1),
-                num(t.costs[1]),
-                runs
-            ),
+            Some((Some(t), runs)) => {
+                format!("{} | {} | {}", answer_cells(t), num(t.costs[1]), runs)
+            }
         };
         out.push_str(&format!("| {} | {a} | {b} |\n", r.variant));
     }

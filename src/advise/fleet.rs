@@ -33,7 +33,7 @@
 //! sets with `--set` is left as set (`--set operator.restart_primary=true --set tail=30s`
 //! runs the whole rollout).
 
-use super::{num, Ask, Direction, Outcome, Search, SearchBudget, Tested, Want};
+use super::{answer_cells, num, Ask, Direction, Outcome, Search, SearchBudget, Tested, Want};
 use crate::chart::{ChartData, Curve, CurvePoint, MarkLine};
 use crate::experiment::plan::{duration_label, with_overrides, OverrideError};
 use crate::model::WorldSpec;
@@ -428,11 +428,8 @@ pub fn render(model: &str, world: &WorldSpec, q: &Question, rows: &[Row]) -> Str
             .collect();
         let mid = match o.answer() {
             Some(t) => format!(
-                "**{}** | {} [{}, {}] | {} | {} | {} | {}",
-                t.value.label,
-                num(t.estimate),
-                num(t.ci95.0),
-                num(t.ci95.1),
+                "{} | {} | {} | {} | {}",
+                answer_cells(t),
                 t.value.x as u32 * r.replicas,
                 num(t.costs[0]),
                 num(t.costs[1]),

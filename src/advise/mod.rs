@@ -997,6 +997,18 @@ pub fn show(v: f64) -> String {
     }
 }
 
+/// The cells a preset's table gives a candidate that answers: `**label** | estimate [lo, hi]`
+/// (its plain 95 % interval).
+pub fn answer_cells(t: &Tested) -> String {
+    format!(
+        "**{}** | {} [{}, {}]",
+        t.value.label,
+        num(t.estimate),
+        num(t.ci95.0),
+        num(t.ci95.1)
+    )
+}
+
 /// A number in a sensible precision: 3 significant digits, scientific below 0.01.
 pub fn num(v: f64) -> String {
     if v == 0.0 {

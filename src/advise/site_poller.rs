@@ -30,7 +30,7 @@
 //!   believed Unreachable at its k-th failed poll, so its delay lies in ((k − 1) · I, k · I]
 //!   (uniform over its phase): p99 ≈ (k − 0.01) · I.
 
-use super::{num, Ask, Direction, Outcome, Search, SearchBudget, Tested, Want};
+use super::{answer_cells, num, Ask, Direction, Outcome, Search, SearchBudget, Tested, Want};
 use crate::experiment::plan::{duration_label, with_overrides, OverrideError};
 use crate::model::WorldSpec;
 use crate::sim::SimDuration;
@@ -350,11 +350,8 @@ pub fn render(model: &str, world: &WorldSpec, q: &Question, rows: &[Row]) -> Str
         };
         let f_cell = match r.fast.1.answer() {
             Some(a) => format!(
-                "**{}** | {} [{}, {}], {} s ({} s) | {}",
-                a.value.label,
-                num(a.estimate),
-                num(a.ci95.0),
-                num(a.ci95.1),
+                "{}, {} s ({} s) | {}",
+                answer_cells(a),
                 num(a.costs[0]),
                 num(a.value.x * backoff_ceiling(world, t)),
                 a.runs
