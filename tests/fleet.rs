@@ -233,16 +233,7 @@ fn deferred_query_ends_give_the_runs_of_one_event_per_end() {
     let mut overloaded = FleetParams::default();
     overloaded.pool.capacity = 20;
     overloaded.reads.rate = ReadRate::Load { per_replica: 0.7 };
-    let mut long = overloaded.clone();
-    long.reads.service = DurationDist::ShiftedExponential {
-        min: SimDuration::ZERO,
-        mean: SimDuration::from_secs(2),
-    };
-    long.reads.deadline = vec![vtsim::model::connpool::Weighted {
-        weight: 1.0,
-        value: DurationDist::fixed(SimDuration::from_secs(30)),
-    }];
-    long.reads.rate = ReadRate::Load { per_replica: 0.4 };
+    let long = outliving_the_grace();
     for (what, p, seeds) in [
         ("quiet", &quiet, 1..=2u64),
         ("overloaded", &overloaded, 1..=1),
@@ -301,17 +292,7 @@ fn deferred_query_ends_give_the_runs_of_one_event_per_end() {
 /// reads are still conserved.
 #[test]
 fn queries_running_past_the_shutdown_grace_fail_as_pool_closed() {
-    let mut p = FleetParams::default();
-    p.pool.capacity = 20;
-    p.reads.service = DurationDist::ShiftedExponential {
-        min: SimDuration::ZERO,
-        mean: SimDuration::from_secs(2),
-    };
-    p.reads.deadline = vec![vtsim::model::connpool::Weighted {
-        weight: 1.0,
-        value: DurationDist::fixed(SimDuration::from_secs(30)),
-    }];
-    p.reads.rate = ReadRate::Load { per_replica: 0.4 };
+    let mut p = outliving_the_grace();
     let (mut closed, mut runs) = (0.0, 0);
     for seed in 1..=3u64 {
         let r = run_detailed(&p, seed, RunOptions::default());
@@ -428,4 +409,21 @@ fn the_replay_charts_mark_each_drain_in_a_colour_of_its_own() {
         }
     }
     assert_eq!(charts, 2);
+}
+
+/// Pool 20, 2 s queries with a 30 s deadline at 0.4 of capacity: queries that outlive the
+/// 3 s shutdown grace.
+fn outliving_the_grace() -> FleetParams {
+    let mut p = FleetParams::default();
+    p.pool.capacity = 20;
+    p.reads.service = DurationDist::ShiftedExponential {
+        min: SimDuration::ZERO,
+        mean: SimDuration::from_secs(2),
+    };
+    p.reads.deadline = vec![vtsim::model::connpool::Weighted {
+        weight: 1.0,
+        value: DurationDist::fixed(SimDuration::from_secs(30)),
+    }];
+    p.reads.rate = ReadRate::Load { per_replica: 0.4 };
+    p
 }
