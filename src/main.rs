@@ -147,12 +147,13 @@ enum Cmd {
         /// With --knob: the target (a probability for a 0/1 metric).
         #[arg(long)]
         target: Option<f64>,
-        /// With --knob: `min` (the smallest value that clears) or `max` (the largest).
-        #[arg(long, default_value = "min", value_parser = ["min", "max"])]
-        direction: String,
-        /// With --knob: the metric must be `below` or `above` the target.
-        #[arg(long, default_value = "below", value_parser = ["below", "above"])]
-        want: String,
+        /// With --knob: `min` (the smallest value that clears) or `max` (the largest)
+        /// [default: min].
+        #[arg(long, value_parser = ["min", "max"])]
+        direction: Option<String>,
+        /// With --knob: the metric must be `below` or `above` the target [default: below].
+        #[arg(long, value_parser = ["below", "above"])]
+        want: Option<String>,
         /// Candidates A..B (durations or numbers, like the parameter) [--knob default:
         /// step .. 4 × the model's value; --gate default: 1s .. 3 × gate].
         #[arg(long, value_name = "A..B")]
@@ -187,10 +188,11 @@ enum Cmd {
         /// Rollout (and --preset fleet): number of vtgates.
         #[arg(long)]
         vtgates: Option<u32>,
-        /// Rollout: target P(any failed replica read per rollout); with --refresh-interval
-        /// at least about 4.3e-7 unless --rollouts is given.
-        #[arg(long, default_value_t = 1e-3)]
-        target_risk: f64,
+        /// Rollout (--gate, --refresh-interval, --preset rollout-frontier): target P(any failed
+        /// replica read per rollout); with --refresh-interval at least about 4.3e-7 unless
+        /// --rollouts is given [default: 1e-3].
+        #[arg(long)]
+        target_risk: Option<f64>,
         /// The model: a file or `builtin:NAME` [default: builtin:rollout-default].
         #[arg(long)]
         model: Option<PathBuf>,
@@ -513,6 +515,81 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     ))
                 }
             }
+            // The form asked for, by the names the flags' table below uses.
+            let form = match (&knob, &refresh_interval, preset.name.as_deref()) {
+                (Some(_), _, _) => "knob",
+                (_, Some(_), _) => "refresh-interval",
+                (_, _, Some(name)) => name,
+                _ => "gate",
+            };
+            let p = &preset;
+            let flags: [(&str, bool, &[&str]); 27] = [
+                ("--metric", metric.is_some(), &["knob"]),
+                ("--exceeds", exceeds.is_some(), &["knob"]),
+                ("--direction", direction.is_some(), &["knob"]),
+                ("--want", want.is_some(), &["knob"]),
+                ("--cost", !costs.is_empty(), &["knob"]),
+                (
+                    "--target",
+                    target.is_some(),
+                    &["knob", "gate", "rollout-frontier", "fleet"],
+                ),
+                (
+                    "--target-risk",
+                    target_risk.is_some(),
+                    &["gate", "refresh-interval", "rollout-frontier"],
+                ),
+                ("--range", range.is_some(), &["knob", "gate"]),
+                (
+                    "--step",
+                    step.is_some(),
+                    &["knob", "gate", "refresh-interval"],
+                ),
+                ("--gate", gate.is_some(), &["gate", "fleet"]),
+                (
+                    "--vtgates",
+                    vtgates.is_some(),
+                    &["gate", "refresh-interval", "rollout-frontier", "fleet"],
+                ),
+                ("--rollouts", rollouts.is_some(), &["refresh-interval"]),
+                ("--gates", p.gates.is_some(), &["rollout-frontier"]),
+                ("--out", p.out.is_some(), &["rollout-frontier", "fleet"]),
+                ("--intervals", p.intervals.is_some(), &["site-poller"]),
+                ("--probe-error", p.probe_error.is_some(), &["site-poller"]),
+                (
+                    "--false-alarms-per-day",
+                    p.false_alarms_per_day.is_some(),
+                    &["site-poller"],
+                ),
+                (
+                    "--detect-budget",
+                    p.detect_budget.is_some(),
+                    &["site-poller"],
+                ),
+                ("--first-down", p.first_down.is_some(), &["site-poller"]),
+                (
+                    "--max-threshold",
+                    p.max_threshold.is_some(),
+                    &["site-poller"],
+                ),
+                ("--variants", p.variants.is_some(), &["connpool"]),
+                ("--load-rps", p.load_rps.is_some(), &["connpool"]),
+                (
+                    "--connect-budget",
+                    p.connect_budget.is_some(),
+                    &["proxysql"],
+                ),
+                (
+                    "--max-reads-lost",
+                    p.max_reads_lost.is_some(),
+                    &["proxysql"],
+                ),
+                ("--read-rps", p.read_rps.is_some(), &["fleet"]),
+                ("--replicas", p.replicas.is_some(), &["fleet"]),
+                ("--variant", p.variant.is_some(), &["fleet"]),
+            ];
+            unread_flag(form, &flags)?;
+            let target_risk = target_risk.unwrap_or(1e-3);
             let threads = check_threads(threads)?;
             let default_model = match preset.name.as_deref() {
                 Some("connpool") => "connpool-default",
@@ -581,12 +658,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     knob: knob.expect("one form"),
                     metric: metric.ok_or_else(|| bad("--knob needs --metric NAME"))?,
                     target: target.ok_or_else(|| bad("--knob needs --target X"))?,
-                    want: if want == "above" {
+                    want: if want.as_deref() == Some("above") {
                         advise::Want::Above
                     } else {
                         advise::Want::Below
                     },
-                    direction: if direction == "max" {
+                    direction: if direction.as_deref() == Some("max") {
                         advise::Direction::Max
                     } else {
                         advise::Direction::Min
@@ -639,6 +716,27 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     }
 }
 
+/// Refuse a flag the chosen form of `advise` would not read (it would be ignored without a
+/// word): `flags` lists each flag, whether it was given and the forms that read it (`knob`,
+/// `gate`, `refresh-interval` or a preset's name).
+fn unread_flag(form: &str, flags: &[(&str, bool, &[&str])]) -> Result<()> {
+    let name = |f: &str| match f {
+        "knob" | "gate" | "refresh-interval" => format!("--{f}"),
+        p => format!("--preset {p}"),
+    };
+    for (flag, given, forms) in flags {
+        if *given && !forms.contains(&form) {
+            let readers: Vec<String> = forms.iter().map(|f| name(f)).collect();
+            return Err(bad(format!(
+                "{flag} is not read by {} (only by {}): leave it out",
+                name(form),
+                readers.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The flags only a preset reads (`--vtgates`, `--target`, `--target-risk` and `--gate` are
 /// shared with the other forms).
 #[derive(clap::Args, Debug)]
@@ -657,39 +755,40 @@ struct PresetArgs {
     /// site-poller: poll intervals [default: 1s,2s,5s,10s].
     #[arg(long, value_name = "LIST")]
     intervals: Option<String>,
-    /// site-poller: per-probe transient error probability.
-    #[arg(long, default_value_t = 0.01)]
-    probe_error: f64,
-    /// site-poller: most false Unreachable transitions per day, all sites.
-    #[arg(long, default_value_t = 1.0)]
-    false_alarms_per_day: f64,
-    /// site-poller: the second fault's detection p99 must be below this.
-    #[arg(long, default_value = "75s", value_name = "DURATION")]
-    detect_budget: String,
-    /// site-poller: how long the first site has been down when the second dies.
-    #[arg(long, default_value = "5m", value_name = "DURATION")]
-    first_down: String,
-    /// site-poller: the largest failureThreshold tried.
-    #[arg(long, default_value_t = 8)]
-    max_threshold: u32,
+    /// site-poller: per-probe transient error probability [default: 0.01].
+    #[arg(long)]
+    probe_error: Option<f64>,
+    /// site-poller: most false Unreachable transitions per day, all sites [default: 1].
+    #[arg(long)]
+    false_alarms_per_day: Option<f64>,
+    /// site-poller: the second fault's detection p99 must be below this [default: 75s].
+    #[arg(long, value_name = "DURATION")]
+    detect_budget: Option<String>,
+    /// site-poller: how long the first site has been down when the second dies [default:
+    /// 5m].
+    #[arg(long, value_name = "DURATION")]
+    first_down: Option<String>,
+    /// site-poller: the largest failureThreshold tried [default: 8].
+    #[arg(long)]
+    max_threshold: Option<u32>,
     /// connpool: variants [default: Unfixed,OnlyA,OnlyB,Fixed].
     #[arg(long, value_name = "LIST")]
     variants: Option<String>,
-    /// connpool: offered requests/s for the smallest-capacity search.
-    #[arg(long, default_value_t = 3000.0)]
-    load_rps: f64,
-    /// proxysql: mysql-connect_timeout_server_max, the user's connect budget.
-    #[arg(long, default_value = "10s", value_name = "DURATION")]
-    connect_budget: String,
-    /// proxysql: the most read errors per replica-loss event accepted.
-    #[arg(long, default_value_t = 2.0)]
-    max_reads_lost: f64,
-    /// fleet: replica reads/s per shard (all vtgates together).
-    #[arg(long, default_value_t = advise::fleet::DEFAULT_READ_RPS)]
-    read_rps: f64,
-    /// fleet: replica counts per shard, A..B or N (at least 2).
-    #[arg(long, default_value = "2..3", value_name = "A..B")]
-    replicas: String,
+    /// connpool: offered requests/s for the smallest-capacity search [default: 3000].
+    #[arg(long)]
+    load_rps: Option<f64>,
+    /// proxysql: mysql-connect_timeout_server_max, the user's connect budget [default: 10s].
+    #[arg(long, value_name = "DURATION")]
+    connect_budget: Option<String>,
+    /// proxysql: the most read errors per replica-loss event accepted [default: 2].
+    #[arg(long)]
+    max_reads_lost: Option<f64>,
+    /// fleet: replica reads/s per shard (all vtgates together) [default: 1000].
+    #[arg(long)]
+    read_rps: Option<f64>,
+    /// fleet: replica counts per shard, A..B or N (at least 2) [default: 2..3].
+    #[arg(long, value_name = "A..B")]
+    replicas: Option<String>,
     /// fleet: the pools' waitlist variant, Unfixed, OnlyA, OnlyB or Fixed [default: the
     /// model's].
     #[arg(long, value_name = "NAME")]
@@ -799,11 +898,14 @@ fn advise_preset(
             };
             let q = sp::Question {
                 intervals,
-                max_threshold: p.max_threshold,
-                probe_error: p.probe_error,
-                false_per_day: p.false_alarms_per_day,
-                detect_budget: dur("--detect-budget", &p.detect_budget)?,
-                first_down: dur("--first-down", &p.first_down)?,
+                max_threshold: p.max_threshold.unwrap_or(8),
+                probe_error: p.probe_error.unwrap_or(0.01),
+                false_per_day: p.false_alarms_per_day.unwrap_or(1.0),
+                detect_budget: dur(
+                    "--detect-budget",
+                    p.detect_budget.as_deref().unwrap_or("75s"),
+                )?,
+                first_down: dur("--first-down", p.first_down.as_deref().unwrap_or("5m"))?,
                 search,
             };
             let rows = pool.install(|| sp::run(world, &q, &mut say)).map_err(bad)?;
@@ -824,7 +926,7 @@ fn advise_preset(
             };
             let q = cp::Question {
                 variants,
-                load_rps: p.load_rps,
+                load_rps: p.load_rps.unwrap_or(3000.0),
                 search,
             };
             let rows = pool.install(|| cp::run(world, &q, &mut say)).map_err(bad)?;
@@ -843,8 +945,9 @@ fn advise_preset(
         "fleet" => {
             use advise::fleet as fl;
             let q = fl::Question {
-                read_rps: p.read_rps,
-                replicas: fl::parse_replicas(&p.replicas).map_err(bad)?,
+                read_rps: p.read_rps.unwrap_or(fl::DEFAULT_READ_RPS),
+                replicas: fl::parse_replicas(p.replicas.as_deref().unwrap_or("2..3"))
+                    .map_err(bad)?,
                 gate: match &c.gate {
                     Some(g) => dur("--gate", g)?,
                     None => fl::DEFAULT_GATE,
@@ -894,8 +997,11 @@ fn advise_preset(
         _ => {
             use advise::proxysql as px;
             let q = px::Question {
-                connect_budget: dur("--connect-budget", &p.connect_budget)?,
-                max_reads_lost: p.max_reads_lost,
+                connect_budget: dur(
+                    "--connect-budget",
+                    p.connect_budget.as_deref().unwrap_or("10s"),
+                )?,
+                max_reads_lost: p.max_reads_lost.unwrap_or(2.0),
                 search,
             };
             let rows = pool.install(|| px::run(world, &q, &mut say)).map_err(bad)?;

@@ -834,3 +834,44 @@ fn assert_refused<A: AsRef<[S]> + std::fmt::Debug, S: AsRef<str>>(cases: &[(A, &
         );
     }
 }
+
+/// A flag the chosen form does not read is refused, named, with the forms that read it,
+/// before any run (it would otherwise be ignored without a word). The same flags in the
+/// forms that read them are taken by the other tests of this file.
+#[test]
+fn flags_the_form_does_not_read_are_refused() {
+    assert_refused(&[
+        (
+            vec!["advise", "--preset", "fleet", "--target-risk", "0.01"],
+            "--target-risk is not read by --preset fleet (only by --gate, --refresh-interval, --preset rollout-frontier)",
+        ),
+        (
+            vec!["advise", "--gate", "30s", "--vtgates", "10", "--load-rps", "5"],
+            "--load-rps is not read by --gate (only by --preset connpool)",
+        ),
+        (
+            vec!["advise", "--preset", "site-poller", "--vtgates", "3"],
+            "--vtgates is not read by --preset site-poller",
+        ),
+        (
+            vec!["advise", "--preset", "connpool", "--read-rps", "10"],
+            "--read-rps is not read by --preset connpool (only by --preset fleet)",
+        ),
+        (
+            vec!["advise", "--refresh-interval", "60s", "--vtgates", "10", "--target", "0.01"],
+            "--target is not read by --refresh-interval",
+        ),
+        (
+            vec!["advise", "--gate", "30s", "--vtgates", "10", "--direction", "max"],
+            "--direction is not read by --gate (only by --knob)",
+        ),
+        (
+            vec!["advise", "--knob", "pool.capacity", "--metric", "x", "--target", "0.1", "--rollouts", "5"],
+            "--rollouts is not read by --knob (only by --refresh-interval)",
+        ),
+        (
+            vec!["advise", "--preset", "proxysql", "--gates", "10s"],
+            "--gates is not read by --preset proxysql (only by --preset rollout-frontier)",
+        ),
+    ]);
+}
