@@ -737,6 +737,22 @@ fn unread_flag(form: &str, flags: &[(&str, bool, &[&str])]) -> Result<()> {
     Ok(())
 }
 
+/// A preset's list of durations: `list` parsed by `parse`, or `defaults` (seconds) when the
+/// flag is not given.
+fn durations_or(
+    list: &Option<String>,
+    parse: fn(&str) -> Result<Vec<vtsim::sim::SimDuration>, String>,
+    defaults: &[u64],
+) -> Result<Vec<vtsim::sim::SimDuration>> {
+    match list {
+        Some(s) => parse(s).map_err(bad),
+        None => Ok(defaults
+            .iter()
+            .map(|&s| vtsim::sim::SimDuration::from_secs(s))
+            .collect()),
+    }
+}
+
 /// The flags only a preset reads (`--vtgates`, `--target`, `--target-risk` and `--gate` are
 /// shared with the other forms).
 #[derive(clap::Args, Debug)]
@@ -833,13 +849,7 @@ fn advise_preset(
     let (text, doc) = match p.name.as_deref().unwrap_or_default() {
         "rollout-frontier" => {
             use advise::frontier;
-            let gates = match &p.gates {
-                Some(g) => frontier::parse_gates(g).map_err(bad)?,
-                None => frontier::DEFAULT_GATES
-                    .iter()
-                    .map(|&s| SimDuration::from_secs(s))
-                    .collect(),
-            };
+            let gates = durations_or(&p.gates, frontier::parse_gates, &frontier::DEFAULT_GATES)?;
             let q = frontier::Frontier {
                 gates,
                 vtgates: c.vtgates.unwrap_or(10),
@@ -889,13 +899,8 @@ fn advise_preset(
         }
         "site-poller" => {
             use advise::site_poller as sp;
-            let intervals = match &p.intervals {
-                Some(s) => sp::parse_intervals(s).map_err(bad)?,
-                None => sp::DEFAULT_INTERVALS
-                    .iter()
-                    .map(|&s| SimDuration::from_secs(s))
-                    .collect(),
-            };
+            let intervals =
+                durations_or(&p.intervals, sp::parse_intervals, &sp::DEFAULT_INTERVALS)?;
             let q = sp::Question {
                 intervals,
                 max_threshold: p.max_threshold.unwrap_or(8),
