@@ -78,9 +78,12 @@
 //! encoder, across several flushes and every name length).
 //!
 //! The name number of a record's pair is found by the addresses of its two `&'static str`
-//! (a small direct-mapped table: one hash and two pointer comparisons a record); a pair seen
-//! under new addresses is looked up by its text before it gets a number, so the numbers, and
-//! the bytes, depend only on the names' text.
+//! (a small direct-mapped table: one hash and two pointer comparisons a record). A pair's
+//! first record in a trace finds the id of its text by the same addresses in a table the
+//! thread keeps across its traces, and the text id gives the number (or a new one); only
+//! addresses the thread never met are looked up by their text. So the numbers, and the
+//! bytes, depend only on the names' text, and a run compares no text once its thread has
+//! made one run of the same model.
 //!
 //! A digest of this construction is `blake3::hash` of the encoding above, which anyone can
 //! recompute from a JSONL trace (`vtsim replay --trace`): the `t_ns`, names and payload words
@@ -141,10 +144,14 @@ const FLUSH_AT: usize = 64 * 1024;
 const MAX_RECORD: usize = 5 + 10 + 256 + 256 + 5 + 10 + 10;
 
 /// Slots of the direct-mapped table from a (component, kind) pair's addresses to its name
-/// number.
+/// number in the current trace.
 const SLOTS: usize = 128;
-/// Pairs looked up by a linear scan of their text; past this many, by a hash map.
-const SCAN_PAIRS: usize = 64;
+/// Starting size of the table of every address pair met (a power of two).
+const KNOWN_START: usize = 64;
+/// Past this many distinct address pairs or texts, the tables a thread keeps across traces
+/// are emptied when the next trace starts (only a program that keeps making new names
+/// reaches it), so they stay bounded.
+const KNOWN_KEPT: usize = 1 << 14;
 
 /// One slot of the address table: the pair's two names (their addresses and lengths are the
 /// key), its number (0: empty) and the trace it was filled in (a slot of an older trace is
@@ -164,20 +171,57 @@ const EMPTY_SLOT: Slot = Slot {
     gen: 0,
 };
 
+/// An address pair met in some trace on this thread, with the id of its text (0: empty).
+#[derive(Clone, Copy)]
+struct Known {
+    component: &'static str,
+    kind: &'static str,
+    id: u32,
+}
+
+const EMPTY_KNOWN: Known = Known {
+    component: "",
+    kind: "",
+    id: 0,
+};
+
+/// A text's name number in the trace stamped `gen` (in another trace it has none yet).
+#[derive(Clone, Copy, Default)]
+struct Stamp {
+    gen: u32,
+    number: u32,
+}
+
 /// The name numbers of one trace (see the module doc): each distinct (component, kind) pair,
-/// by text, gets 1, 2, ... in the order of its first record. `slots` finds a pair by the
-/// addresses of its names (an address hit is a text hit: the strings are immutable); a miss
-/// looks the text up in `pairs` (or `by_text`, once there are many) and caches the addresses.
+/// by text, gets 1, 2, ... in the order of its first record.
+///
+/// Three tables, the last two kept across the traces that reuse this one (a thread's runs):
+/// - `slots` finds a pair's number in this trace by the addresses of its names (an address
+///   hit is a text hit: the strings are immutable);
+/// - on a miss, `known` (open addressing by the two addresses) gives the *text id* of a pair
+///   of addresses met before, in this trace or an earlier one; only a pair of addresses never
+///   met is looked up by its text, in `ids`, where equal texts get one id;
+/// - `numbers[id]` is the text's number in this trace when its stamp is this trace's `gen`;
+///   otherwise this is the text's first record in the trace, and it gets the next number.
+///
+/// So a run's first record of a pair costs two probes and no text comparison once the thread
+/// has seen those addresses, and the numbers still depend only on the text.
 #[derive(Default)]
 struct Names {
     /// [`SLOTS`] slots (empty only in the placeholder a dropped buffer leaves).
     slots: Vec<Slot>,
-    /// This trace's stamp: a slot with another `gen` is empty.
+    /// This trace's stamp: a slot or a number with another `gen` is not this trace's.
     gen: u32,
-    /// Every pair, number `i + 1` at index `i`.
-    pairs: Vec<(&'static str, &'static str)>,
-    /// `pairs` by text, once there are more than [`SCAN_PAIRS`].
-    by_text: Option<std::collections::HashMap<(&'static str, &'static str), u32>>,
+    /// Pairs numbered in this trace.
+    count: u32,
+    /// Address pairs met, by their addresses: a power of two long, at most half full.
+    known: Vec<Known>,
+    /// Entries of `known` in use.
+    known_len: usize,
+    /// Text id by text (ids 1, 2, ...).
+    ids: std::collections::HashMap<(&'static str, &'static str), u32>,
+    /// This trace's number of each text id (index 0 unused).
+    numbers: Vec<Stamp>,
 }
 
 impl Names {
@@ -185,26 +229,36 @@ impl Names {
         Names {
             slots: vec![EMPTY_SLOT; SLOTS],
             gen: 1,
-            pairs: Vec::new(),
-            by_text: None,
+            count: 0,
+            known: vec![EMPTY_KNOWN; KNOWN_START],
+            known_len: 0,
+            ids: std::collections::HashMap::new(),
+            numbers: vec![Stamp::default()],
         }
     }
-    /// Forget every pair (a new trace), keeping the allocations.
+    /// Forget every pair's number (a new trace), keeping the allocations and the text ids.
     fn reset(&mut self) {
+        if self.known_len > KNOWN_KEPT || self.numbers.len() > KNOWN_KEPT {
+            *self = Names::new();
+            return;
+        }
         if self.gen == u32::MAX {
             self.slots.fill(EMPTY_SLOT);
+            self.numbers.fill(Stamp::default());
             self.gen = 0;
         }
         self.gen += 1;
-        self.pairs.clear();
-        self.by_text = None;
+        self.count = 0;
+    }
+    #[inline(always)]
+    fn mix(component: &str, kind: &str) -> u64 {
+        let a = component.as_ptr() as usize as u64;
+        let b = kind.as_ptr() as usize as u64;
+        (a ^ b.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
     #[inline(always)]
     fn slot_of(component: &str, kind: &str) -> usize {
-        let a = component.as_ptr() as usize as u64;
-        let b = kind.as_ptr() as usize as u64;
-        ((a ^ b.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            >> (64 - SLOTS.trailing_zeros())) as usize
+        (Self::mix(component, kind) >> (64 - SLOTS.trailing_zeros())) as usize
     }
     /// The number of the pair, or 0 when this is its first record (it is numbered now).
     #[inline(always)]
@@ -219,50 +273,73 @@ impl Names {
     #[cold]
     #[inline(never)]
     fn miss(&mut self, slot: usize, component: &'static str, kind: &'static str) -> u32 {
-        let known = match &self.by_text {
-            Some(m) => m.get(&(component, kind)).copied(),
-            None => self
-                .pairs
-                .iter()
-                // Lengths first: most pairs differ there, without a byte comparison.
-                .position(|&(c, k)| {
-                    k.len() == kind.len()
-                        && c.len() == component.len()
-                        && k == kind
-                        && c == component
-                })
-                .map(|i| i as u32 + 1),
-        };
-        let (number, answer) = match known {
-            Some(n) => (n, n),
-            None => {
-                self.pairs.push((component, kind));
-                let n = self.pairs.len() as u32;
-                match &mut self.by_text {
-                    Some(m) => {
-                        m.insert((component, kind), n);
-                    }
-                    None if self.pairs.len() > SCAN_PAIRS => {
-                        self.by_text = Some(
-                            self.pairs
-                                .iter()
-                                .enumerate()
-                                .map(|(i, &p)| (p, i as u32 + 1))
-                                .collect(),
-                        );
-                    }
-                    None => {}
-                }
-                (n, 0)
-            }
+        let id = self.id_of(component, kind);
+        let gen = self.gen;
+        let stamp = &mut self.numbers[id as usize];
+        let (number, answer) = if stamp.gen == gen {
+            (stamp.number, stamp.number)
+        } else {
+            self.count += 1;
+            *stamp = Stamp {
+                gen,
+                number: self.count,
+            };
+            (self.count, 0)
         };
         self.slots[slot] = Slot {
             component,
             kind,
             number,
-            gen: self.gen,
+            gen,
         };
         answer
+    }
+    /// The text id of the pair: by its addresses when they were met before, else by its text
+    /// (a new id for a new text), and the addresses are remembered.
+    #[inline(always)]
+    fn id_of(&mut self, component: &'static str, kind: &'static str) -> u32 {
+        let mask = self.known.len() - 1;
+        let mut i = (Self::mix(component, kind) >> 32) as usize & mask;
+        loop {
+            let k = &self.known[i];
+            if k.id == 0 {
+                break;
+            }
+            if std::ptr::eq(k.component, component) && std::ptr::eq(k.kind, kind) {
+                return k.id;
+            }
+            i = (i + 1) & mask;
+        }
+        self.first_met(i, component, kind)
+    }
+    /// [`Self::id_of`] of a pair of addresses never met: by its text.
+    #[cold]
+    #[inline(never)]
+    fn first_met(&mut self, at: usize, component: &'static str, kind: &'static str) -> u32 {
+        let next = self.numbers.len() as u32;
+        let id = *self.ids.entry((component, kind)).or_insert(next);
+        if id == next {
+            self.numbers.push(Stamp::default());
+        }
+        self.known[at] = Known {
+            component,
+            kind,
+            id,
+        };
+        self.known_len += 1;
+        if 2 * self.known_len > self.known.len() {
+            let grown = vec![EMPTY_KNOWN; 2 * self.known.len()];
+            let old = std::mem::replace(&mut self.known, grown);
+            let mask = self.known.len() - 1;
+            for k in old.into_iter().filter(|k| k.id != 0) {
+                let mut i = (Self::mix(k.component, k.kind) >> 32) as usize & mask;
+                while self.known[i].id != 0 {
+                    i = (i + 1) & mask;
+                }
+                self.known[i] = k;
+            }
+        }
+        id
     }
 }
 
@@ -685,29 +762,69 @@ mod tests {
         assert_eq!(t.digest_hex(), blake3::hash(&want).to_hex().to_string());
     }
 
-    /// Pair numbers past the one-byte heads (31 pairs) and past the linear scan, records
-    /// of pairs whose addresses collide in the slot table, and a pair met again under a new
-    /// address: the bytes are the reference encoder's, which numbers pairs by text.
-    #[test]
-    fn name_numbers_depend_only_on_the_text() {
-        let kinds: Vec<&'static str> = (0..300).map(|i| &*format!("k{i}").leak()).collect();
+    /// One trace of `n` event records of `R` with the kinds `kind(i)`: its digest must be the
+    /// reference encoder's, which numbers pairs by text. Returns the distinct pairs.
+    fn check_trace(n: u64, kind: impl Fn(u64) -> &'static str) -> usize {
         let mut t = Trace::digest_only();
         let (mut want, mut last_t) = (Vec::new(), 0u64);
         let mut pairs = std::collections::HashMap::new();
-        for i in 0..20_000u64 {
-            let k = kinds[((i * 7919) % 300) as usize];
-            // Every tenth record names its kind through a fresh copy (a new address).
-            let k: &'static str = if i % 10 == 0 {
-                String::from(k).leak()
-            } else {
-                k
-            };
-            let r = TraceRecord { kind: k, ..R };
+        for i in 0..n {
+            let r = TraceRecord { kind: kind(i), ..R };
             t.event(SimTime(i), &r);
             reference_bytes(&mut want, &mut pairs, &mut last_t, TAG_EVENT, i, &r);
         }
-        assert_eq!(pairs.len(), 300);
         assert_eq!(t.digest_hex(), blake3::hash(&want).to_hex().to_string());
+        pairs.len()
+    }
+
+    /// The address pairs the next trace on this thread starts with.
+    fn known_addresses() -> usize {
+        drop(Trace::digest_only()); // takes the spare tables and puts them back
+        SPARE_BUFS.with(|s| s.borrow().last().map_or(0, |b| b.1.known_len))
+    }
+
+    /// Pair numbers past the one-byte heads (31 pairs), records of pairs whose addresses
+    /// collide in the slot table, and a pair met again under a new address: the bytes are the
+    /// reference encoder's, which numbers pairs by text. Then traces on the same thread, which
+    /// reuse the text ids of the first, with their pairs in other orders (each trace numbers
+    /// them afresh) and more copies: the bytes are still the reference encoder's.
+    #[test]
+    fn name_numbers_depend_only_on_the_text() {
+        let kinds: Vec<&'static str> = (0..300).map(|i| &*format!("k{i}").leak()).collect();
+        // Every tenth record names its kind through a fresh copy (a new address).
+        let copy_every_tenth = |i: u64, k: &'static str| -> &'static str {
+            if i.is_multiple_of(10) {
+                String::from(k).leak()
+            } else {
+                k
+            }
+        };
+        let n = check_trace(20_000, |i| {
+            copy_every_tenth(i, kinds[((i * 7919) % 300) as usize])
+        });
+        assert_eq!(n, 300);
+        let met = known_addresses();
+        // The 30 kinds of index 0 mod 10 are met only through copies.
+        assert_eq!(met, 270 + 2_000);
+        // Another order, the same addresses but those 30: no other address is new.
+        let n = check_trace(5_000, |i| kinds[((i * 104_729 + 17) % 300) as usize]);
+        assert_eq!((n, known_addresses()), (300, met + 30));
+        // A few of them, first met in another order, and new copies of them.
+        let n = check_trace(600, |i| {
+            copy_every_tenth(i, kinds[(299 - (i * 31) % 40) as usize])
+        });
+        assert_eq!((n, known_addresses()), (40, met + 30 + 60));
+    }
+
+    /// A thread that keeps meeting new addresses gets its tables emptied between traces, and
+    /// the numbering goes on by text.
+    #[test]
+    fn the_address_table_stays_bounded() {
+        let fresh = |i: u64| -> &'static str { format!("k{}", i % 50).leak() };
+        assert_eq!(check_trace(KNOWN_KEPT as u64 + 10, fresh), 50);
+        assert_eq!(known_addresses(), 0);
+        assert_eq!(check_trace(100, fresh), 50);
+        assert_eq!(known_addresses(), 100);
     }
 
     /// The reference encoder: the documented byte string, built in one `Vec`; `pairs` is the
