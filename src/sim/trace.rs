@@ -71,11 +71,14 @@
 //! Records are encoded into a buffer, never handed to the hasher one by one: BLAKE3 costs
 //! several times more per byte when it is fed 20-byte pieces than when it gets whole 1 KiB
 //! chunks, and with 8 or 16 chunks at once it hashes them in parallel SIMD lanes. The buffer
-//! goes to `blake3::Hasher::update` when it holds 64 KiB and when the digest is read; a model
-//! run of a few hundred records is hashed in one call at its end. BLAKE3's result depends only
-//! on the byte string, not on how it was split between `update` calls, so the digest is
-//! exactly `blake3::hash(encoding)` (checked by a unit test against a one-piece reference
-//! encoder, across several flushes and every name length).
+//! goes to `blake3::Hasher::update` when it holds 64 KiB, and when the digest is read if the
+//! trace has flushed before or holds more than 8 KiB; otherwise (a model run of a few hundred
+//! records) the digest is `blake3::hash` of the buffer, one call and no hasher at all. BLAKE3's
+//! result depends only on the byte string, not on how it was split between `update` calls, so
+//! the digest is exactly `blake3::hash(encoding)` (checked by unit tests against a one-piece
+//! reference encoder, across several flushes, digests read on the way and every name length).
+//! The buffer, the name tables and the hasher of a finished trace are kept for the next trace
+//! on the same thread, so a run of a sweep allocates none of them.
 //!
 //! The name number of a record's pair is found by the addresses of its two `&'static str`
 //! (a small direct-mapped table: one hash and two pointer comparisons a record). A pair's
@@ -185,6 +188,14 @@ const EMPTY_KNOWN: Known = Known {
     id: 0,
 };
 
+/// Text ids by text. A fixed-key SipHash: the keys are the program's own names, and the
+/// default costs nothing to make (a dropped buffer leaves one behind).
+type TextIds = std::collections::HashMap<
+    (&'static str, &'static str),
+    u32,
+    std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>,
+>;
+
 /// A text's name number in the trace stamped `gen` (in another trace it has none yet).
 #[derive(Clone, Copy, Default)]
 struct Stamp {
@@ -219,7 +230,7 @@ struct Names {
     /// Entries of `known` in use.
     known_len: usize,
     /// Text id by text (ids 1, 2, ...).
-    ids: std::collections::HashMap<(&'static str, &'static str), u32>,
+    ids: TextIds,
     /// This trace's number of each text id (index 0 unused).
     numbers: Vec<Stamp>,
 }
@@ -232,7 +243,7 @@ impl Names {
             count: 0,
             known: vec![EMPTY_KNOWN; KNOWN_START],
             known_len: 0,
-            ids: std::collections::HashMap::new(),
+            ids: TextIds::default(),
             numbers: vec![Stamp::default()],
         }
     }
@@ -355,29 +366,54 @@ struct Buf {
     len: usize,
     /// The trace's name numbers (kept with the buffer, so a run reuses their tables too).
     names: Names,
+    /// The hasher, made when a trace first flushes (most runs are hashed from the buffer in
+    /// one [`blake3::hash`] call and never need one) and kept with the buffer; boxed, as it
+    /// is about 2 KB. It holds bytes of this trace only when `hashing`.
+    hasher: Option<Box<blake3::Hasher>>,
+    /// Whether this trace has fed `hasher` (else it is spare, to be reset before use).
+    hashing: bool,
+}
+
+/// What a dropped trace leaves for the next one on its thread.
+struct Spare {
+    bytes: Vec<u8>,
+    names: Names,
+    hasher: Option<Box<blake3::Hasher>>,
 }
 
 thread_local! {
-    /// Buffers (and name tables) of dropped traces, for the next ones on this thread.
-    static SPARE_BUFS: std::cell::RefCell<Vec<(Vec<u8>, Names)>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Buffers, name tables and hashers of dropped traces, for the next ones on this thread.
+    static SPARE_BUFS: std::cell::RefCell<Vec<Spare>> = const { std::cell::RefCell::new(Vec::new()) };
 }
+
+/// A trace whose bytes all fit in this many (its buffer's starting size) and that never
+/// flushed is hashed straight from its buffer by [`Trace::digest_hex`].
+const DIRECT_MAX: usize = 8192;
 
 /// Spare buffers kept per thread.
 const SPARE_KEPT: usize = 4;
 
 impl Buf {
     fn new() -> Self {
-        let (bytes, names) = match SPARE_BUFS.try_with(|s| s.borrow_mut().pop()).ok().flatten() {
-            Some((bytes, mut names)) => {
-                names.reset();
-                (bytes, names)
-            }
-            None => (vec![0u8; 8192], Names::new()),
+        let Spare {
+            bytes,
+            mut names,
+            hasher,
+        } = match SPARE_BUFS.try_with(|s| s.borrow_mut().pop()).ok().flatten() {
+            Some(spare) => spare,
+            None => Spare {
+                bytes: vec![0u8; DIRECT_MAX],
+                names: Names::new(),
+                hasher: None,
+            },
         };
+        names.reset();
         Buf {
             bytes,
             len: 0,
             names,
+            hasher,
+            hashing: false,
         }
     }
     /// Room for one record.
@@ -403,16 +439,31 @@ impl Buf {
 
 impl Drop for Buf {
     fn drop(&mut self) {
-        let bytes = std::mem::take(&mut self.bytes);
-        let names = std::mem::take(&mut self.names);
+        let spare = Spare {
+            bytes: std::mem::take(&mut self.bytes),
+            names: std::mem::take(&mut self.names),
+            hasher: self.hasher.take(),
+        };
         let _ = SPARE_BUFS.try_with(|s| {
             if let Ok(mut s) = s.try_borrow_mut() {
                 if s.len() < SPARE_KEPT {
-                    s.push((bytes, names));
+                    s.push(spare);
                 }
             }
         });
     }
+}
+
+/// 64 lower-case hex digits of a hash (what [`blake3::Hash::to_hex`] writes, without its
+/// character-by-character pushes).
+fn hex(hash: &[u8; 32]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [0u8; 64];
+    for (pair, &b) in out.chunks_exact_mut(2).zip(hash) {
+        pair[0] = DIGITS[(b >> 4) as usize];
+        pair[1] = DIGITS[(b & 15) as usize];
+    }
+    String::from(std::str::from_utf8(&out).expect("hex digits are ASCII"))
 }
 
 /// Write `v` as unsigned LEB128 at `out[at..]`; returns the position after it. One and two
@@ -488,8 +539,6 @@ pub fn metric_bits(v: f64) -> u64 {
 /// Running digest plus an optional JSONL sink.
 pub struct Trace {
     enabled: bool,
-    // Boxed: the hasher is ~2 KB and a trace is moved into every run.
-    hasher: Box<blake3::Hasher>,
     last_t: u64,
     buf: Buf,
     jsonl: Option<std::io::BufWriter<Box<dyn Write + Send>>>,
@@ -513,7 +562,6 @@ impl Trace {
     pub fn digest_only() -> Self {
         Trace {
             enabled: true,
-            hasher: Box::new(blake3::Hasher::new()),
             last_t: 0,
             buf: Buf::new(),
             jsonl: None,
@@ -595,8 +643,14 @@ impl Trace {
     #[cold]
     #[inline(never)]
     fn flush(&mut self) {
-        self.hasher.update(self.buf.filled());
-        self.buf.len = 0;
+        let b = &mut self.buf;
+        let hasher = b.hasher.get_or_insert_with(Default::default);
+        if !b.hashing {
+            hasher.reset();
+            b.hashing = true;
+        }
+        hasher.update(&b.bytes[..b.len]);
+        b.len = 0;
     }
 
     #[cold]
@@ -677,8 +731,14 @@ impl Trace {
     /// The digest of everything recorded so far, as 64 hex characters. (Recording may go on
     /// afterwards: the pending bytes are fed to the hasher, which does not change the hash.)
     pub fn digest_hex(&mut self) -> String {
-        self.flush();
-        self.hasher.finalize().to_hex().to_string()
+        let hash = if !self.buf.hashing && self.buf.len <= DIRECT_MAX {
+            // Everything is in the buffer, which stays: the records that follow are added to it.
+            blake3::hash(self.buf.filled())
+        } else {
+            self.flush();
+            self.buf.hasher.as_ref().expect("flushed").finalize()
+        };
+        hex(hash.as_bytes())
     }
 
     /// Flush the JSONL file; reports the first write error, if any.
@@ -780,7 +840,7 @@ mod tests {
     /// The address pairs the next trace on this thread starts with.
     fn known_addresses() -> usize {
         drop(Trace::digest_only()); // takes the spare tables and puts them back
-        SPARE_BUFS.with(|s| s.borrow().last().map_or(0, |b| b.1.known_len))
+        SPARE_BUFS.with(|s| s.borrow().last().map_or(0, |b| b.names.known_len))
     }
 
     /// Pair numbers past the one-byte heads (31 pairs), records of pairs whose addresses
@@ -940,6 +1000,31 @@ mod tests {
         u.event(SimTime(1_000), &R);
         u.event(SimTime(2_000), &R);
         assert_eq!(t.digest_hex(), u.digest_hex());
+    }
+
+    /// Digests read while the bytes are in the buffer alone (below and past 8 KiB) and after
+    /// flushes, in two long traces in a row on one thread (the second reuses the first one's
+    /// hasher and buffer): each is the hash of the bytes so far.
+    #[test]
+    fn every_digest_read_on_the_way_is_the_hash_so_far() {
+        for _ in 0..2 {
+            let mut t = Trace::digest_only();
+            let (mut want, mut last_t) = (Vec::new(), 0u64);
+            let mut pairs = std::collections::HashMap::new();
+            let mut read = 0;
+            for i in 0..30_000u64 {
+                let r = TraceRecord { a: i * i, ..R };
+                t.event(SimTime(i * 3), &r);
+                reference_bytes(&mut want, &mut pairs, &mut last_t, TAG_EVENT, i * 3, &r);
+                if [0, 1, 500, 1_500, 2_000, 9_000, 9_001, 29_999].contains(&i) {
+                    assert_eq!(t.digest_hex(), blake3::hash(&want).to_hex().to_string());
+                    read += 1;
+                }
+            }
+            // The reads cover the buffer alone below and past 8 KiB, and several flushes.
+            assert!(want.len() > 3 * FLUSH_AT, "{} bytes", want.len());
+            assert_eq!(read, 8);
+        }
     }
 
     #[test]
