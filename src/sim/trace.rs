@@ -454,14 +454,24 @@ impl Drop for Buf {
     }
 }
 
-/// 64 lower-case hex digits of a hash (what [`blake3::Hash::to_hex`] writes, without its
-/// character-by-character pushes).
-fn hex(hash: &[u8; 32]) -> String {
+/// The two lower-case hex digits of every byte.
+const HEX_PAIRS: [[u8; 2]; 256] = {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut t = [[0u8; 2]; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = [DIGITS[b >> 4], DIGITS[b & 15]];
+        b += 1;
+    }
+    t
+};
+
+/// 64 lower-case hex digits of a hash (what [`blake3::Hash::to_hex`] writes, a byte at a time
+/// from a table instead of a character push at a time).
+fn hex(hash: &[u8; 32]) -> String {
     let mut out = [0u8; 64];
     for (pair, &b) in out.chunks_exact_mut(2).zip(hash) {
-        pair[0] = DIGITS[(b >> 4) as usize];
-        pair[1] = DIGITS[(b & 15) as usize];
+        pair.copy_from_slice(&HEX_PAIRS[b as usize]);
     }
     String::from(std::str::from_utf8(&out).expect("hex digits are ASCII"))
 }
@@ -496,7 +506,7 @@ fn leb128_long_at(out: &mut [u8], mut at: usize, mut v: u64) -> usize {
 }
 
 /// Write a name (its length, cut at 255, and its bytes) at `out[at..]`; returns the position
-/// after it. A name of 4 to 16 bytes (all of them in practice) is copied as two fixed-size
+/// after it. A name of 4 to 32 bytes (all of them in practice) is copied as two fixed-size
 /// overlapping words instead of through a `memcpy` call.
 #[inline(always)]
 fn name_at(out: &mut [u8], at: usize, s: &str) -> usize {
@@ -504,7 +514,10 @@ fn name_at(out: &mut [u8], at: usize, s: &str) -> usize {
     let n = s.len().min(255);
     out[at] = n as u8;
     let dst = &mut out[at + 1..];
-    if (8..=16).contains(&n) {
+    if (17..=32).contains(&n) {
+        dst[..16].copy_from_slice(&s[..16]);
+        dst[n - 16..n].copy_from_slice(&s[n - 16..n]);
+    } else if (8..=16).contains(&n) {
         dst[..8].copy_from_slice(&s[..8]);
         dst[n - 8..n].copy_from_slice(&s[n - 8..n]);
     } else if (4..8).contains(&n) {
@@ -693,7 +706,9 @@ impl Trace {
         self.timed(TAG_DRAW, t, r);
     }
 
-    /// Add the metric record of position `position`.
+    /// Add the metric record of position `position` (inlined: a model's run ends with a loop
+    /// of them).
+    #[inline(always)]
     pub fn metric(&mut self, position: u32, metric_name: &str, value: f64) {
         if !self.enabled {
             return;
@@ -706,9 +721,19 @@ impl Trace {
         let at = name_at(out, at, metric_name);
         out[at..at + 8].copy_from_slice(&bits.to_le_bytes());
         self.buf.len += at + 8;
+        if self.buf.len >= self.slow_at {
+            self.after_metric(position, metric_name, value);
+        }
+    }
+
+    /// A metric record's slow path: flush a full buffer, write the JSON line.
+    #[cold]
+    #[inline(never)]
+    fn after_metric(&mut self, position: u32, metric_name: &str, value: f64) {
         if self.buf.len >= FLUSH_AT {
             self.flush();
         }
+        let bits = metric_bits(value);
         if let (Some(w), None) = (self.jsonl.as_mut(), self.io_error.as_ref()) {
             let r = if value.is_finite() {
                 // `{:?}` is the shortest form that reads back to the same f64 (`1.0`, `1e-7`).
