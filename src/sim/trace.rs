@@ -71,16 +71,22 @@
 //! Records are encoded into a buffer, never handed to the hasher one by one: BLAKE3 costs
 //! several times more per byte when it is fed 20-byte pieces than when it gets whole 1 KiB
 //! chunks, and with 8 or 16 chunks at once it hashes them in parallel SIMD lanes. The buffer
-//! goes to `blake3::Hasher::update` when it holds 64 KiB and when the digest is read; a model
-//! run of a few hundred records is hashed in one call at its end. BLAKE3's result depends only
-//! on the byte string, not on how it was split between `update` calls, so the digest is
-//! exactly `blake3::hash(encoding)` (checked by a unit test against a one-piece reference
-//! encoder, across several flushes and every name length).
+//! goes to `blake3::Hasher::update` when it holds 64 KiB, and when the digest is read if the
+//! trace has flushed before or holds more than 8 KiB; otherwise (a model run of a few hundred
+//! records) the digest is `blake3::hash` of the buffer, one call and no hasher at all. BLAKE3's
+//! result depends only on the byte string, not on how it was split between `update` calls, so
+//! the digest is exactly `blake3::hash(encoding)` (checked by unit tests against a one-piece
+//! reference encoder, across several flushes, digests read on the way and every name length).
+//! The buffer, the name tables and the hasher of a finished trace are kept for the next trace
+//! on the same thread, so a run of a sweep allocates none of them.
 //!
 //! The name number of a record's pair is found by the addresses of its two `&'static str`
-//! (a small direct-mapped table: one hash and two pointer comparisons a record); a pair seen
-//! under new addresses is looked up by its text before it gets a number, so the numbers, and
-//! the bytes, depend only on the names' text.
+//! (a small direct-mapped table: one hash and two pointer comparisons a record). A pair's
+//! first record in a trace finds the id of its text by the same addresses in a table the
+//! thread keeps across its traces, and the text id gives the number (or a new one); only
+//! addresses the thread never met are looked up by their text. So the numbers, and the
+//! bytes, depend only on the names' text, and a run compares no text once its thread has
+//! made one run of the same model.
 //!
 //! A digest of this construction is `blake3::hash` of the encoding above, which anyone can
 //! recompute from a JSONL trace (`vtsim replay --trace`): the `t_ns`, names and payload words
@@ -141,10 +147,14 @@ const FLUSH_AT: usize = 64 * 1024;
 const MAX_RECORD: usize = 5 + 10 + 256 + 256 + 5 + 10 + 10;
 
 /// Slots of the direct-mapped table from a (component, kind) pair's addresses to its name
-/// number.
+/// number in the current trace.
 const SLOTS: usize = 128;
-/// Pairs looked up by a linear scan of their text; past this many, by a hash map.
-const SCAN_PAIRS: usize = 64;
+/// Starting size of the table of every address pair met (a power of two).
+const KNOWN_START: usize = 64;
+/// Past this many distinct address pairs or texts, the tables a thread keeps across traces
+/// are emptied when the next trace starts (only a program that keeps making new names
+/// reaches it), so they stay bounded.
+const KNOWN_KEPT: usize = 1 << 14;
 
 /// One slot of the address table: the pair's two names (their addresses and lengths are the
 /// key), its number (0: empty) and the trace it was filled in (a slot of an older trace is
@@ -164,20 +174,65 @@ const EMPTY_SLOT: Slot = Slot {
     gen: 0,
 };
 
+/// An address pair met in some trace on this thread, with the id of its text (0: empty).
+#[derive(Clone, Copy)]
+struct Known {
+    component: &'static str,
+    kind: &'static str,
+    id: u32,
+}
+
+const EMPTY_KNOWN: Known = Known {
+    component: "",
+    kind: "",
+    id: 0,
+};
+
+/// Text ids by text. A fixed-key SipHash: the keys are the program's own names, and the
+/// default costs nothing to make (a dropped buffer leaves one behind).
+type TextIds = std::collections::HashMap<
+    (&'static str, &'static str),
+    u32,
+    std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>,
+>;
+
+/// A text's name number in the trace stamped `gen` (in another trace it has none yet).
+#[derive(Clone, Copy, Default)]
+struct Stamp {
+    gen: u32,
+    number: u32,
+}
+
 /// The name numbers of one trace (see the module doc): each distinct (component, kind) pair,
-/// by text, gets 1, 2, ... in the order of its first record. `slots` finds a pair by the
-/// addresses of its names (an address hit is a text hit: the strings are immutable); a miss
-/// looks the text up in `pairs` (or `by_text`, once there are many) and caches the addresses.
+/// by text, gets 1, 2, ... in the order of its first record.
+///
+/// Three tables, the last two kept across the traces that reuse this one (a thread's runs):
+/// - `slots` finds a pair's number in this trace by the addresses of its names (an address
+///   hit is a text hit: the strings are immutable);
+/// - on a miss, `known` (open addressing by the two addresses) gives the *text id* of a pair
+///   of addresses met before, in this trace or an earlier one; only a pair of addresses never
+///   met is looked up by its text, in `ids`, where equal texts get one id;
+/// - `numbers[id]` is the text's number in this trace when its stamp is this trace's `gen`;
+///   otherwise this is the text's first record in the trace, and it gets the next number.
+///
+/// So a run's first record of a pair costs two probes and no text comparison once the thread
+/// has seen those addresses, and the numbers still depend only on the text.
 #[derive(Default)]
 struct Names {
     /// [`SLOTS`] slots (empty only in the placeholder a dropped buffer leaves).
     slots: Vec<Slot>,
-    /// This trace's stamp: a slot with another `gen` is empty.
+    /// This trace's stamp: a slot or a number with another `gen` is not this trace's.
     gen: u32,
-    /// Every pair, number `i + 1` at index `i`.
-    pairs: Vec<(&'static str, &'static str)>,
-    /// `pairs` by text, once there are more than [`SCAN_PAIRS`].
-    by_text: Option<std::collections::HashMap<(&'static str, &'static str), u32>>,
+    /// Pairs numbered in this trace.
+    count: u32,
+    /// Address pairs met, by their addresses: a power of two long, at most half full.
+    known: Vec<Known>,
+    /// Entries of `known` in use.
+    known_len: usize,
+    /// Text id by text (ids 1, 2, ...).
+    ids: TextIds,
+    /// This trace's number of each text id (index 0 unused).
+    numbers: Vec<Stamp>,
 }
 
 impl Names {
@@ -185,26 +240,36 @@ impl Names {
         Names {
             slots: vec![EMPTY_SLOT; SLOTS],
             gen: 1,
-            pairs: Vec::new(),
-            by_text: None,
+            count: 0,
+            known: vec![EMPTY_KNOWN; KNOWN_START],
+            known_len: 0,
+            ids: TextIds::default(),
+            numbers: vec![Stamp::default()],
         }
     }
-    /// Forget every pair (a new trace), keeping the allocations.
+    /// Forget every pair's number (a new trace), keeping the allocations and the text ids.
     fn reset(&mut self) {
+        if self.known_len > KNOWN_KEPT || self.numbers.len() > KNOWN_KEPT {
+            *self = Names::new();
+            return;
+        }
         if self.gen == u32::MAX {
             self.slots.fill(EMPTY_SLOT);
+            self.numbers.fill(Stamp::default());
             self.gen = 0;
         }
         self.gen += 1;
-        self.pairs.clear();
-        self.by_text = None;
+        self.count = 0;
+    }
+    #[inline(always)]
+    fn mix(component: &str, kind: &str) -> u64 {
+        let a = component.as_ptr() as usize as u64;
+        let b = kind.as_ptr() as usize as u64;
+        (a ^ b.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
     #[inline(always)]
     fn slot_of(component: &str, kind: &str) -> usize {
-        let a = component.as_ptr() as usize as u64;
-        let b = kind.as_ptr() as usize as u64;
-        ((a ^ b.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            >> (64 - SLOTS.trailing_zeros())) as usize
+        (Self::mix(component, kind) >> (64 - SLOTS.trailing_zeros())) as usize
     }
     /// The number of the pair, or 0 when this is its first record (it is numbered now).
     #[inline(always)]
@@ -219,50 +284,73 @@ impl Names {
     #[cold]
     #[inline(never)]
     fn miss(&mut self, slot: usize, component: &'static str, kind: &'static str) -> u32 {
-        let known = match &self.by_text {
-            Some(m) => m.get(&(component, kind)).copied(),
-            None => self
-                .pairs
-                .iter()
-                // Lengths first: most pairs differ there, without a byte comparison.
-                .position(|&(c, k)| {
-                    k.len() == kind.len()
-                        && c.len() == component.len()
-                        && k == kind
-                        && c == component
-                })
-                .map(|i| i as u32 + 1),
-        };
-        let (number, answer) = match known {
-            Some(n) => (n, n),
-            None => {
-                self.pairs.push((component, kind));
-                let n = self.pairs.len() as u32;
-                match &mut self.by_text {
-                    Some(m) => {
-                        m.insert((component, kind), n);
-                    }
-                    None if self.pairs.len() > SCAN_PAIRS => {
-                        self.by_text = Some(
-                            self.pairs
-                                .iter()
-                                .enumerate()
-                                .map(|(i, &p)| (p, i as u32 + 1))
-                                .collect(),
-                        );
-                    }
-                    None => {}
-                }
-                (n, 0)
-            }
+        let id = self.id_of(component, kind);
+        let gen = self.gen;
+        let stamp = &mut self.numbers[id as usize];
+        let (number, answer) = if stamp.gen == gen {
+            (stamp.number, stamp.number)
+        } else {
+            self.count += 1;
+            *stamp = Stamp {
+                gen,
+                number: self.count,
+            };
+            (self.count, 0)
         };
         self.slots[slot] = Slot {
             component,
             kind,
             number,
-            gen: self.gen,
+            gen,
         };
         answer
+    }
+    /// The text id of the pair: by its addresses when they were met before, else by its text
+    /// (a new id for a new text), and the addresses are remembered.
+    #[inline(always)]
+    fn id_of(&mut self, component: &'static str, kind: &'static str) -> u32 {
+        let mask = self.known.len() - 1;
+        let mut i = (Self::mix(component, kind) >> 32) as usize & mask;
+        loop {
+            let k = &self.known[i];
+            if k.id == 0 {
+                break;
+            }
+            if std::ptr::eq(k.component, component) && std::ptr::eq(k.kind, kind) {
+                return k.id;
+            }
+            i = (i + 1) & mask;
+        }
+        self.first_met(i, component, kind)
+    }
+    /// [`Self::id_of`] of a pair of addresses never met: by its text.
+    #[cold]
+    #[inline(never)]
+    fn first_met(&mut self, at: usize, component: &'static str, kind: &'static str) -> u32 {
+        let next = self.numbers.len() as u32;
+        let id = *self.ids.entry((component, kind)).or_insert(next);
+        if id == next {
+            self.numbers.push(Stamp::default());
+        }
+        self.known[at] = Known {
+            component,
+            kind,
+            id,
+        };
+        self.known_len += 1;
+        if 2 * self.known_len > self.known.len() {
+            let grown = vec![EMPTY_KNOWN; 2 * self.known.len()];
+            let old = std::mem::replace(&mut self.known, grown);
+            let mask = self.known.len() - 1;
+            for k in old.into_iter().filter(|k| k.id != 0) {
+                let mut i = (Self::mix(k.component, k.kind) >> 32) as usize & mask;
+                while self.known[i].id != 0 {
+                    i = (i + 1) & mask;
+                }
+                self.known[i] = k;
+            }
+        }
+        id
     }
 }
 
@@ -278,29 +366,54 @@ struct Buf {
     len: usize,
     /// The trace's name numbers (kept with the buffer, so a run reuses their tables too).
     names: Names,
+    /// The hasher, made when a trace first flushes (most runs are hashed from the buffer in
+    /// one [`blake3::hash`] call and never need one) and kept with the buffer; boxed, as it
+    /// is about 2 KB. It holds bytes of this trace only when `hashing`.
+    hasher: Option<Box<blake3::Hasher>>,
+    /// Whether this trace has fed `hasher` (else it is spare, to be reset before use).
+    hashing: bool,
+}
+
+/// What a dropped trace leaves for the next one on its thread.
+struct Spare {
+    bytes: Vec<u8>,
+    names: Names,
+    hasher: Option<Box<blake3::Hasher>>,
 }
 
 thread_local! {
-    /// Buffers (and name tables) of dropped traces, for the next ones on this thread.
-    static SPARE_BUFS: std::cell::RefCell<Vec<(Vec<u8>, Names)>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Buffers, name tables and hashers of dropped traces, for the next ones on this thread.
+    static SPARE_BUFS: std::cell::RefCell<Vec<Spare>> = const { std::cell::RefCell::new(Vec::new()) };
 }
+
+/// A trace whose bytes all fit in this many (its buffer's starting size) and that never
+/// flushed is hashed straight from its buffer by [`Trace::digest_hex`].
+const DIRECT_MAX: usize = 8192;
 
 /// Spare buffers kept per thread.
 const SPARE_KEPT: usize = 4;
 
 impl Buf {
     fn new() -> Self {
-        let (bytes, names) = match SPARE_BUFS.try_with(|s| s.borrow_mut().pop()).ok().flatten() {
-            Some((bytes, mut names)) => {
-                names.reset();
-                (bytes, names)
-            }
-            None => (vec![0u8; 8192], Names::new()),
+        let Spare {
+            bytes,
+            mut names,
+            hasher,
+        } = match SPARE_BUFS.try_with(|s| s.borrow_mut().pop()).ok().flatten() {
+            Some(spare) => spare,
+            None => Spare {
+                bytes: vec![0u8; DIRECT_MAX],
+                names: Names::new(),
+                hasher: None,
+            },
         };
+        names.reset();
         Buf {
             bytes,
             len: 0,
             names,
+            hasher,
+            hashing: false,
         }
     }
     /// Room for one record.
@@ -326,16 +439,41 @@ impl Buf {
 
 impl Drop for Buf {
     fn drop(&mut self) {
-        let bytes = std::mem::take(&mut self.bytes);
-        let names = std::mem::take(&mut self.names);
+        let spare = Spare {
+            bytes: std::mem::take(&mut self.bytes),
+            names: std::mem::take(&mut self.names),
+            hasher: self.hasher.take(),
+        };
         let _ = SPARE_BUFS.try_with(|s| {
             if let Ok(mut s) = s.try_borrow_mut() {
                 if s.len() < SPARE_KEPT {
-                    s.push((bytes, names));
+                    s.push(spare);
                 }
             }
         });
     }
+}
+
+/// The two lower-case hex digits of every byte.
+const HEX_PAIRS: [[u8; 2]; 256] = {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut t = [[0u8; 2]; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = [DIGITS[b >> 4], DIGITS[b & 15]];
+        b += 1;
+    }
+    t
+};
+
+/// 64 lower-case hex digits of a hash (what [`blake3::Hash::to_hex`] writes, a byte at a time
+/// from a table instead of a character push at a time).
+fn hex(hash: &[u8; 32]) -> String {
+    let mut out = [0u8; 64];
+    for (pair, &b) in out.chunks_exact_mut(2).zip(hash) {
+        pair.copy_from_slice(&HEX_PAIRS[b as usize]);
+    }
+    String::from(std::str::from_utf8(&out).expect("hex digits are ASCII"))
 }
 
 /// Write `v` as unsigned LEB128 at `out[at..]`; returns the position after it. One and two
@@ -368,7 +506,7 @@ fn leb128_long_at(out: &mut [u8], mut at: usize, mut v: u64) -> usize {
 }
 
 /// Write a name (its length, cut at 255, and its bytes) at `out[at..]`; returns the position
-/// after it. A name of 4 to 16 bytes (all of them in practice) is copied as two fixed-size
+/// after it. A name of 4 to 32 bytes (all of them in practice) is copied as two fixed-size
 /// overlapping words instead of through a `memcpy` call.
 #[inline(always)]
 fn name_at(out: &mut [u8], at: usize, s: &str) -> usize {
@@ -376,7 +514,10 @@ fn name_at(out: &mut [u8], at: usize, s: &str) -> usize {
     let n = s.len().min(255);
     out[at] = n as u8;
     let dst = &mut out[at + 1..];
-    if (8..=16).contains(&n) {
+    if (17..=32).contains(&n) {
+        dst[..16].copy_from_slice(&s[..16]);
+        dst[n - 16..n].copy_from_slice(&s[n - 16..n]);
+    } else if (8..=16).contains(&n) {
         dst[..8].copy_from_slice(&s[..8]);
         dst[n - 8..n].copy_from_slice(&s[n - 8..n]);
     } else if (4..8).contains(&n) {
@@ -411,8 +552,6 @@ pub fn metric_bits(v: f64) -> u64 {
 /// Running digest plus an optional JSONL sink.
 pub struct Trace {
     enabled: bool,
-    // Boxed: the hasher is ~2 KB and a trace is moved into every run.
-    hasher: Box<blake3::Hasher>,
     last_t: u64,
     buf: Buf,
     jsonl: Option<std::io::BufWriter<Box<dyn Write + Send>>>,
@@ -436,7 +575,6 @@ impl Trace {
     pub fn digest_only() -> Self {
         Trace {
             enabled: true,
-            hasher: Box::new(blake3::Hasher::new()),
             last_t: 0,
             buf: Buf::new(),
             jsonl: None,
@@ -518,8 +656,14 @@ impl Trace {
     #[cold]
     #[inline(never)]
     fn flush(&mut self) {
-        self.hasher.update(self.buf.filled());
-        self.buf.len = 0;
+        let b = &mut self.buf;
+        let hasher = b.hasher.get_or_insert_with(Default::default);
+        if !b.hashing {
+            hasher.reset();
+            b.hashing = true;
+        }
+        hasher.update(&b.bytes[..b.len]);
+        b.len = 0;
     }
 
     #[cold]
@@ -562,7 +706,9 @@ impl Trace {
         self.timed(TAG_DRAW, t, r);
     }
 
-    /// Add the metric record of position `position`.
+    /// Add the metric record of position `position` (inlined: a model's run ends with a loop
+    /// of them).
+    #[inline(always)]
     pub fn metric(&mut self, position: u32, metric_name: &str, value: f64) {
         if !self.enabled {
             return;
@@ -575,9 +721,19 @@ impl Trace {
         let at = name_at(out, at, metric_name);
         out[at..at + 8].copy_from_slice(&bits.to_le_bytes());
         self.buf.len += at + 8;
+        if self.buf.len >= self.slow_at {
+            self.after_metric(position, metric_name, value);
+        }
+    }
+
+    /// A metric record's slow path: flush a full buffer, write the JSON line.
+    #[cold]
+    #[inline(never)]
+    fn after_metric(&mut self, position: u32, metric_name: &str, value: f64) {
         if self.buf.len >= FLUSH_AT {
             self.flush();
         }
+        let bits = metric_bits(value);
         if let (Some(w), None) = (self.jsonl.as_mut(), self.io_error.as_ref()) {
             let r = if value.is_finite() {
                 // `{:?}` is the shortest form that reads back to the same f64 (`1.0`, `1e-7`).
@@ -600,8 +756,14 @@ impl Trace {
     /// The digest of everything recorded so far, as 64 hex characters. (Recording may go on
     /// afterwards: the pending bytes are fed to the hasher, which does not change the hash.)
     pub fn digest_hex(&mut self) -> String {
-        self.flush();
-        self.hasher.finalize().to_hex().to_string()
+        let hash = if !self.buf.hashing && self.buf.len <= DIRECT_MAX {
+            // Everything is in the buffer, which stays: the records that follow are added to it.
+            blake3::hash(self.buf.filled())
+        } else {
+            self.flush();
+            self.buf.hasher.as_ref().expect("flushed").finalize()
+        };
+        hex(hash.as_bytes())
     }
 
     /// Flush the JSONL file; reports the first write error, if any.
@@ -685,29 +847,69 @@ mod tests {
         assert_eq!(t.digest_hex(), blake3::hash(&want).to_hex().to_string());
     }
 
-    /// Pair numbers past the one-byte heads (31 pairs) and past the linear scan, records
-    /// of pairs whose addresses collide in the slot table, and a pair met again under a new
-    /// address: the bytes are the reference encoder's, which numbers pairs by text.
-    #[test]
-    fn name_numbers_depend_only_on_the_text() {
-        let kinds: Vec<&'static str> = (0..300).map(|i| &*format!("k{i}").leak()).collect();
+    /// One trace of `n` event records of `R` with the kinds `kind(i)`: its digest must be the
+    /// reference encoder's, which numbers pairs by text. Returns the distinct pairs.
+    fn check_trace(n: u64, kind: impl Fn(u64) -> &'static str) -> usize {
         let mut t = Trace::digest_only();
         let (mut want, mut last_t) = (Vec::new(), 0u64);
         let mut pairs = std::collections::HashMap::new();
-        for i in 0..20_000u64 {
-            let k = kinds[((i * 7919) % 300) as usize];
-            // Every tenth record names its kind through a fresh copy (a new address).
-            let k: &'static str = if i % 10 == 0 {
-                String::from(k).leak()
-            } else {
-                k
-            };
-            let r = TraceRecord { kind: k, ..R };
+        for i in 0..n {
+            let r = TraceRecord { kind: kind(i), ..R };
             t.event(SimTime(i), &r);
             reference_bytes(&mut want, &mut pairs, &mut last_t, TAG_EVENT, i, &r);
         }
-        assert_eq!(pairs.len(), 300);
         assert_eq!(t.digest_hex(), blake3::hash(&want).to_hex().to_string());
+        pairs.len()
+    }
+
+    /// The address pairs the next trace on this thread starts with.
+    fn known_addresses() -> usize {
+        drop(Trace::digest_only()); // takes the spare tables and puts them back
+        SPARE_BUFS.with(|s| s.borrow().last().map_or(0, |b| b.names.known_len))
+    }
+
+    /// Pair numbers past the one-byte heads (31 pairs), records of pairs whose addresses
+    /// collide in the slot table, and a pair met again under a new address: the bytes are the
+    /// reference encoder's, which numbers pairs by text. Then traces on the same thread, which
+    /// reuse the text ids of the first, with their pairs in other orders (each trace numbers
+    /// them afresh) and more copies: the bytes are still the reference encoder's.
+    #[test]
+    fn name_numbers_depend_only_on_the_text() {
+        let kinds: Vec<&'static str> = (0..300).map(|i| &*format!("k{i}").leak()).collect();
+        // Every tenth record names its kind through a fresh copy (a new address).
+        let copy_every_tenth = |i: u64, k: &'static str| -> &'static str {
+            if i.is_multiple_of(10) {
+                String::from(k).leak()
+            } else {
+                k
+            }
+        };
+        let n = check_trace(20_000, |i| {
+            copy_every_tenth(i, kinds[((i * 7919) % 300) as usize])
+        });
+        assert_eq!(n, 300);
+        let met = known_addresses();
+        // The 30 kinds of index 0 mod 10 are met only through copies.
+        assert_eq!(met, 270 + 2_000);
+        // Another order, the same addresses but those 30: no other address is new.
+        let n = check_trace(5_000, |i| kinds[((i * 104_729 + 17) % 300) as usize]);
+        assert_eq!((n, known_addresses()), (300, met + 30));
+        // A few of them, first met in another order, and new copies of them.
+        let n = check_trace(600, |i| {
+            copy_every_tenth(i, kinds[(299 - (i * 31) % 40) as usize])
+        });
+        assert_eq!((n, known_addresses()), (40, met + 30 + 60));
+    }
+
+    /// A thread that keeps meeting new addresses gets its tables emptied between traces, and
+    /// the numbering goes on by text.
+    #[test]
+    fn the_address_table_stays_bounded() {
+        let fresh = |i: u64| -> &'static str { format!("k{}", i % 50).leak() };
+        assert_eq!(check_trace(KNOWN_KEPT as u64 + 10, fresh), 50);
+        assert_eq!(known_addresses(), 0);
+        assert_eq!(check_trace(100, fresh), 50);
+        assert_eq!(known_addresses(), 100);
     }
 
     /// The reference encoder: the documented byte string, built in one `Vec`; `pairs` is the
@@ -823,6 +1025,31 @@ mod tests {
         u.event(SimTime(1_000), &R);
         u.event(SimTime(2_000), &R);
         assert_eq!(t.digest_hex(), u.digest_hex());
+    }
+
+    /// Digests read while the bytes are in the buffer alone (below and past 8 KiB) and after
+    /// flushes, in two long traces in a row on one thread (the second reuses the first one's
+    /// hasher and buffer): each is the hash of the bytes so far.
+    #[test]
+    fn every_digest_read_on_the_way_is_the_hash_so_far() {
+        for _ in 0..2 {
+            let mut t = Trace::digest_only();
+            let (mut want, mut last_t) = (Vec::new(), 0u64);
+            let mut pairs = std::collections::HashMap::new();
+            let mut read = 0;
+            for i in 0..30_000u64 {
+                let r = TraceRecord { a: i * i, ..R };
+                t.event(SimTime(i * 3), &r);
+                reference_bytes(&mut want, &mut pairs, &mut last_t, TAG_EVENT, i * 3, &r);
+                if [0, 1, 500, 1_500, 2_000, 9_000, 9_001, 29_999].contains(&i) {
+                    assert_eq!(t.digest_hex(), blake3::hash(&want).to_hex().to_string());
+                    read += 1;
+                }
+            }
+            // The reads cover the buffer alone below and past 8 KiB, and several flushes.
+            assert!(want.len() > 3 * FLUSH_AT, "{} bytes", want.len());
+            assert_eq!(read, 8);
+        }
     }
 
     #[test]
