@@ -85,11 +85,13 @@ macro_rules! models {
             }
         }
 
-        /// The simulation a [`SpecRunner`] keeps between runs.
+        /// The simulation a [`SpecRunner`] keeps between runs (used in place: a world is
+        /// several kilobytes, and moving it in and out cost a run of the small models about
+        /// 2 % of its instructions).
         #[allow(clippy::large_enum_variant)]
         enum Slot {
             Empty,
-            $( $variant(Simulation<<$module::$model as Model>::World>), )*
+            $( $variant(Option<Simulation<<$module::$model as Model>::World>>), )*
         }
 
         /// Runs of one [`WorldSpec`] that reuse one world when the model can
@@ -112,15 +114,13 @@ macro_rules! models {
             pub fn run(&mut self, seed: u64, opts: RunOptions) -> RunOutput {
                 match &*self.spec {
                     $( WorldSpec::$variant(p) => {
-                        let mut sim = match std::mem::replace(&mut self.slot, Slot::Empty) {
-                            Slot::$variant(sim) => Some(sim),
-                            _ => None,
-                        };
-                        let out = run_reusing::<$module::$model>(p, seed, opts, &mut sim);
-                        if let Some(sim) = sim {
-                            self.slot = Slot::$variant(sim);
+                        if !matches!(self.slot, Slot::$variant(_)) {
+                            self.slot = Slot::$variant(None);
                         }
-                        out
+                        let Slot::$variant(sim) = &mut self.slot else {
+                            unreachable!("set just above")
+                        };
+                        run_reusing::<$module::$model>(p, seed, opts, sim)
                     } )*
                 }
             }
@@ -352,19 +352,20 @@ pub fn run_reusing<M: Model>(
     slot: &mut Option<Simulation<M::World>>,
 ) -> RunOutput {
     let report = opts.report;
-    let mut sim = match slot.take() {
-        Some(mut sim) if M::REUSES_WORLD => {
+    if !M::REUSES_WORLD {
+        let mut sim = M::simulation(p, seed, opts.trace, report);
+        return simulate::<M>(p, &mut sim, report).0;
+    }
+    // The kept simulation is reset where it lies, not moved out and back.
+    let sim = match slot {
+        Some(sim) => {
             sim.restart(opts.trace);
-            M::reset(p, seed, report, &mut sim);
+            M::reset(p, seed, report, sim);
             sim
         }
-        _ => M::simulation(p, seed, opts.trace, report),
+        None => slot.insert(M::simulation(p, seed, opts.trace, report)),
     };
-    let (output, _) = simulate::<M>(p, &mut sim, report);
-    if M::REUSES_WORLD {
-        *slot = Some(sim);
-    }
-    output
+    simulate::<M>(p, sim, report).0
 }
 
 /// The steps of a run after its world is built: simulate to the horizon, end-of-run
