@@ -75,10 +75,17 @@ pub fn cached_stream_id(tag: &'static str, index: u32) -> u64 {
             const { std::cell::RefCell::new(Vec::new()) };
     }
     let base = BASES.with(|b| {
-        if let Some((_, h)) = b.borrow().iter().find(|(t, _)| *t == tag) {
+        let b0 = b.borrow();
+        // By address first (the same literal: no text comparison), then by text.
+        if let Some((_, h)) = b0.iter().find(|(t, _)| std::ptr::eq(*t, tag)) {
             return *h;
         }
-        let h = stream_id(tag, 0);
+        // The same text at another address has the same id; the address is kept too.
+        let h = match b0.iter().find(|(t, _)| *t == tag) {
+            Some(&(_, h)) => h,
+            None => stream_id(tag, 0),
+        };
+        drop(b0);
         b.borrow_mut().push((tag, h));
         h
     });
