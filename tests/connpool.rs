@@ -411,10 +411,13 @@ fn seed_statements_in_the_three_stage_harness() {
 
 /// `costs.mutex: Fifo` with every wake-up charge and timer lateness off is the model before
 /// GoSync, event for event: the counters and event counts of main at 9b6ab79 (default model
-/// file of that commit: 40 ns per node, Exp(50 us) wake-up), pinned.
+/// file of that commit: 40 ns per node, Exp(50 us) wake-up), pinned. The event counts are
+/// those of one `Deadline` event per parked waiter, as then (`ConnPoolDeadlineEvents`; the
+/// pool's own timers give the same counters, `pool_timers_give_the_runs_of_one_event_per_deadline`).
 #[test]
 fn fifo_is_unchanged() {
-    use vtsim::model::connpool::{CostParams, MutexKind};
+    use vtsim::model::connpool::{ConnPoolDeadlineEvents, CostParams, MutexKind};
+    let run_detailed = vtsim::model::run_detailed::<ConnPoolDeadlineEvents>;
     use vtsim::model::dist::DurationDist;
     let zero = || DurationDist::fixed(SimDuration::ZERO);
     let old = |mut p: ConnPoolParams| {
@@ -560,6 +563,60 @@ fn new_costs_move_the_metrics_and_the_digest() {
                     < b.metrics.post_deadline_handoffs - b.metrics.post_cancel_handoffs,
                 "{name}"
             );
+        }
+    }
+}
+
+/// The pool keeps its parked waiters' ctx timers itself, with one alarm event armed at the
+/// earliest (`src/model/connpool/timers.rs`): the same runs as one `Deadline` event per
+/// parked waiter (the hidden `ConnPoolDeadlineEvents`), every counter and histogram and
+/// every metric bit equal, fewer events, another digest. Checked on the bench's M/M/20+M
+/// (fewer customers), and on the four variants of the default pool at an overload (deadline
+/// mixes, `wl.mu` costs, evictions, timers firing in a collapse).
+#[test]
+fn pool_timers_give_the_runs_of_one_event_per_deadline() {
+    use vtsim::model::connpool::{ConnPool, ConnPoolDeadlineEvents};
+    let mut cases = vec![(
+        "mmc",
+        ConnPoolParams::erlang_a(25.0, 1.0, 20, 2.0, 5_000),
+        1..=3u64,
+    )];
+    for v in Variant::ALL {
+        cases.push(("default", at_load(default_params(), v, 3.0, 2), 1..=2));
+    }
+    for (what, p, seeds) in &cases {
+        for seed in seeds.clone() {
+            let a = vtsim::model::run_detailed::<ConnPool>(p, seed, RunOptions::default());
+            let b = vtsim::model::run_detailed::<ConnPoolDeadlineEvents>(
+                p,
+                seed,
+                RunOptions::default(),
+            );
+            let v = p.variant;
+            assert!(
+                a.detail.metrics.timeouts > 100,
+                "{what} {v:?} seed {seed}: no timer fired"
+            );
+            assert_eq!(
+                format!("{:?}", a.detail.metrics),
+                format!("{:?}", b.detail.metrics),
+                "{what} {v:?} seed {seed}: counters"
+            );
+            let bits = |m: &[f64]| m.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&a.output.metrics),
+                bits(&b.output.metrics),
+                "{what} {v:?} seed {seed}"
+            );
+            assert_eq!(a.end, b.end, "{what} {v:?} seed {seed}");
+            // Most parked waiters are served before their deadline: their timers cost no event.
+            assert!(
+                a.output.events < b.output.events,
+                "{what} {v:?} seed {seed}: {} events, {} with one per deadline",
+                a.output.events,
+                b.output.events
+            );
+            assert_ne!(a.output.digest, b.output.digest, "{what} {v:?} seed {seed}");
         }
     }
 }

@@ -29,12 +29,17 @@ pub enum Event {
         w: u32,
     },
     /// Waiter `w`'s ctx expires (`ctx.Done` fires). Stale when `gen` no longer matches.
+    /// Only with one event per timer (`PoolWorld::set_deadline_events`, a check's switch);
+    /// otherwise the pool keeps its timers itself and fires them from [`Event::DeadlineAlarm`].
     Deadline {
         /// The waiter.
         w: u32,
         /// Its generation when the timer was set.
         gen: u32,
     },
+    /// The earliest of the parked waiters' ctx timers the pool keeps may be due: every timer
+    /// due now fires, in arming order (`super::timers`).
+    DeadlineAlarm,
     /// Waiter `w`'s goroutine runs its `select` after a wake-up.
     WaiterRuns {
         /// The waiter.
@@ -58,6 +63,7 @@ impl Traced for Event {
             Event::SettingDone { w } => ("setting_done", w, 0),
             Event::QueryDone { w } => ("query_done", w, 0),
             Event::Deadline { w, gen } => ("deadline", w, gen as u64),
+            Event::DeadlineAlarm => ("deadline_alarm", 0, 0),
             Event::WaiterRuns { w } => ("waiter_runs", w, 0),
             Event::MutexRelease => ("mutex_release", 0, 0),
             Event::StarvationTick => ("starvation_tick", 0, 0),

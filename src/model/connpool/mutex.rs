@@ -287,7 +287,7 @@ impl PoolWorld {
                 } else {
                     wt.state = WaiterState::Parked;
                     let (cancel_at, gen) = (wt.cancel_at, wt.gen);
-                    s.at(cancel_at, Event::Deadline { w, gen });
+                    self.arm_timer(cancel_at, w, gen, s);
                 }
             }
             AfterUnlock::Removed { w, found } => {

@@ -8,6 +8,7 @@ use super::metrics::Metrics;
 use super::gosync::{GoMutex, GoSched};
 use super::metrics::Timeline;
 use super::mutex::{MutexOp, WlMutex};
+use super::timers::Timers;
 use super::params::{Arrivals, ConnPoolParams, MutexKind, Variant};
 use super::waitlist::{Waiter, WaiterState, Waitlist, NONE};
 use crate::model::dist::DurationDist;
@@ -139,6 +140,11 @@ pub struct PoolWorld {
     /// Waiters woken with a zero delay in the current event, whose goroutines run at its
     /// end, in wake order (standalone pools; see [`PoolWorld::run_now`]).
     pub(super) runs_now: Vec<u32>,
+    /// The parked waiters' ctx timers and the pending alarm events (`super::timers`).
+    pub(super) timers: Timers,
+    /// One `Deadline` event per parked waiter instead of [`Self::timers`]: the same run, more
+    /// events, another digest (only for the check of that, [`Self::set_deadline_events`]).
+    pub(super) deadline_events: bool,
     /// Everything counted.
     pub(crate) m: Metrics,
     /// Counts per time bucket, through the stages and the drain.
@@ -148,7 +154,21 @@ pub struct PoolWorld {
 impl PoolWorld {
     /// A primed simulation of `p` with `seed`.
     pub fn simulation(p: &ConnPoolParams, seed: u64, trace: Trace) -> Simulation<PoolWorld> {
-        let (world, closed) = Self::build(p, seed, 0);
+        Self::simulation_timed(p, seed, trace, false)
+    }
+
+    /// [`Self::simulation`] with one `Deadline` event per parked waiter (`deadline_events`)
+    /// or the pool's own timers (the default): every figure of the run is the same, only the
+    /// event count and the digest differ ([`Self::set_deadline_events`]).
+    #[doc(hidden)]
+    pub fn simulation_timed(
+        p: &ConnPoolParams,
+        seed: u64,
+        trace: Trace,
+        deadline_events: bool,
+    ) -> Simulation<PoolWorld> {
+        let (mut world, closed) = Self::build(p, seed, 0);
+        world.set_deadline_events(deadline_events);
         let mut sim = Simulation::with_trace(world, trace);
         match closed {
             None => {
@@ -299,6 +319,8 @@ impl PoolWorld {
                 DurationDist::Fixed { value } if value.as_nanos() == 0
             ),
             runs_now: Vec::new(),
+            timers: Timers::new(),
+            deadline_events: false,
             m: Metrics {
                 arrivals_by_stage: vec![0; stages.len()],
                 goodput_by_stage: vec![0; stages.len()],
@@ -519,6 +541,10 @@ impl World for PoolWorld {
 
     fn handle(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
         debug_assert!(self.deferred.peek_time().is_none_or(|t| t > now), "not settled");
+        if let Event::DeadlineAlarm = ev {
+            self.deadline_alarm(now, s);
+            return;
+        }
         self.dispatch(now, ev, s);
         if !self.runs_now.is_empty() {
             self.run_now(now, s);
@@ -554,6 +580,61 @@ impl PoolWorld {
 }
 
 impl PoolWorld {
+    /// Waiter `w` (generation `gen`) parks: its ctx timer is armed at `at`, kept by the pool
+    /// (an alarm event scheduled if it is now the earliest) or, with
+    /// [`Self::set_deadline_events`], as an event of its own.
+    #[inline]
+    pub(super) fn arm_timer(&mut self, at: SimTime, w: u32, gen: u32, s: &mut Scheduler<Event>) {
+        if self.deadline_events {
+            s.at(at, Event::Deadline { w, gen });
+        } else if self.timers.add(at, w, gen) {
+            s.at(at, Event::DeadlineAlarm);
+        }
+    }
+
+    /// The alarm at `now`: each timer due now whose waiter is still parked fires (in arming
+    /// order), each exactly as its own `Deadline` event would have been handled, the
+    /// zero-delay runs and the deferred-end flush after each; timers whose waiters moved on
+    /// are dropped; then the alarm is re-armed at the earliest live timer left, unless an
+    /// alarm is already pending at or before it.
+    fn deadline_alarm(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
+        let waiters = &self.waiters;
+        self.timers.fired(now, |w, gen| {
+            let wt = &waiters[w as usize];
+            wt.gen == gen && wt.state == WaiterState::Parked
+        });
+        while let Some((t, w, gen)) = self.timers.peek() {
+            let wt = &self.waiters[w as usize];
+            let live = wt.gen == gen && wt.state == WaiterState::Parked;
+            if live && t > now {
+                if self.timers.arm(t) {
+                    s.at(t, Event::DeadlineAlarm);
+                }
+                return;
+            }
+            self.timers.pop();
+            if live {
+                debug_assert_eq!(t, now, "a live timer was not fired at its time");
+                self.wake(w, true, 0, s);
+                if !self.runs_now.is_empty() {
+                    self.run_now(now, s);
+                }
+                if self.defer_releases {
+                    self.flush_deferred(s);
+                }
+            }
+        }
+    }
+
+    /// One `Deadline` event per parked waiter (`on`) or the pool's own timers (the default):
+    /// every figure of the run is the same, only the event count and the digest differ
+    /// (`tests/connpool.rs` checks it). Set before the first event.
+    #[doc(hidden)]
+    pub fn set_deadline_events(&mut self, on: bool) {
+        debug_assert!(self.timers.len() == 0);
+        self.deadline_events = on;
+    }
+
     fn dispatch(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
         match ev {
             Event::Arrival => {
@@ -615,6 +696,7 @@ impl PoolWorld {
                     self.wake(w, true, 0, s);
                 }
             }
+            Event::DeadlineAlarm => unreachable!("handled by `deadline_alarm`"),
             Event::WaiterRuns { w } => {
                 self.sched.ran();
                 let wt = self.waiters[w as usize];
