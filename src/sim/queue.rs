@@ -190,4 +190,51 @@ mod tests {
             assert!(q.pop().is_none());
         }
     }
+
+    /// A simulation's pattern: every push at the last popped time plus a delay (zero, a few
+    /// ns, microseconds to hours, or up to `u64::MAX`), peeks only now and then, pops without
+    /// a peek, and a `clear` part way (a reused queue): the sorted reference at every pop.
+    #[test]
+    fn simulation_pattern_matches_a_sorted_list() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let mut q = EventQueue::new();
+        for round in 0..3u32 {
+            let mut reference: Vec<(u64, u64, u32)> = vec![];
+            let (mut seq, mut now) = (0u64, 0u64);
+            for op in 0..30_000u32 {
+                let r = rng.next_u32() % 16;
+                if reference.is_empty() || r < 8 {
+                    let d = match rng.next_u32() % 6 {
+                        0 => 0,
+                        1 => rng.next_u64() % 8,
+                        2 => rng.next_u64() % 1_000_000,
+                        3 => rng.next_u64() % 3_600_000_000_000,
+                        4 => u64::MAX - now,
+                        _ => rng.next_u64() % 50_000_000_000,
+                    };
+                    let t = now.saturating_add(d);
+                    q.push(SimTime(t), op);
+                    let at = reference.partition_point(|&(rt, _, _)| rt <= t);
+                    reference.insert(at, (t, seq, op));
+                    seq += 1;
+                } else if r < 10 {
+                    assert_eq!(q.peek_time().map(|t| t.0), reference.first().map(|x| x.0));
+                } else {
+                    let (t, _, e) = reference.remove(0);
+                    now = t;
+                    assert_eq!(q.pop().map(|(t, e)| (t.0, e)), Some((t, e)), "round {round}");
+                }
+                assert_eq!(q.len(), reference.len());
+            }
+            if round < 2 {
+                q.clear();
+                assert!(q.is_empty() && q.pop().is_none() && q.peek_time().is_none());
+            } else {
+                for (t, _, e) in reference {
+                    assert_eq!(q.pop().map(|(t, e)| (t.0, e)), Some((t, e)));
+                }
+            }
+        }
+    }
 }
