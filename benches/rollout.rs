@@ -12,7 +12,7 @@
 //!
 //! Seeds: `replicate_seed(experiment_seed, replicate)`. vtsim runs as a worker of `vtsim run`
 //! does (one world reused across replicates, `WorldSpec::runner`). Part 1 compares CPU time,
-//! best of the same three rounds on each side. Timings are printed, never asserted.
+//! best of the same seven rounds on each side. Timings are printed, never asserted.
 
 mod common;
 
@@ -50,14 +50,15 @@ fn peer_equivalent() {
     p.workload.replica_read_rps = 0.0;
     p.workload.primary_write_rps = 0.0;
     let ix = exposure_index();
-    // The same three timed rounds for vtsim as for the peer (`--repeat 3`), one after the
-    // other in this process; CPU time compared, as a worker of `vtsim run` runs them (one
-    // world reused across replicates: `WorldSpec::runner`).
-    const ROUNDS: usize = 3;
+    // The same seven timed rounds for vtsim as for the peer (`--repeat 7`), in this process;
+    // CPU time compared, as a worker of `vtsim run` runs them (one world reused across
+    // replicates: `WorldSpec::runner`).
+    const ROUNDS: usize = 7;
     let spec = WorldSpec::Rollout(p.clone());
     let mut totals = Vec::with_capacity(reps as usize);
     let mut events = 0u64;
-    let (cpu, best) = common::best_of(ROUNDS, || {
+    // The three variants interleaved in each round (`common::best_of_each`).
+    let mut with_digest = || {
         totals.clear();
         events = 0;
         let mut runner = spec.runner();
@@ -66,9 +67,9 @@ fn peer_equivalent() {
             events += r.events;
             totals.push(r.metrics[ix] * p.vtgates as f64);
         }
-    });
+    };
     // The same work without the trace digest (what SimPy does not compute either).
-    let (cpu_off, best_off) = common::best_of(ROUNDS, || {
+    let mut without = || {
         let mut runner = spec.runner();
         let mut acc = 0.0;
         for k in 0..reps {
@@ -79,9 +80,9 @@ fn peer_equivalent() {
             acc += runner.run(replicate_seed(0, k), opts).metrics[ix];
         }
         std::hint::black_box(acc);
-    });
+    };
     // A fresh world per replication (run_detailed), for comparison.
-    let (cpu_fresh, _) = common::best_of(ROUNDS, || {
+    let mut fresh = || {
         let mut acc = 0.0;
         for k in 0..reps {
             acc += run_detailed(&p, replicate_seed(0, k), RunOptions::default())
@@ -89,7 +90,9 @@ fn peer_equivalent() {
                 .metrics[ix];
         }
         std::hint::black_box(acc);
-    });
+    };
+    let b = common::best_of_each(ROUNDS, &mut [&mut with_digest, &mut without, &mut fresh]);
+    let ((cpu, best), (cpu_off, best_off), (cpu_fresh, _)) = (b[0], b[1], b[2]);
     let n = totals.len() as f64;
     let mean = totals.iter().sum::<f64>() / n;
     let sd = (totals.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();

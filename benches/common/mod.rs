@@ -17,6 +17,22 @@ pub fn cpu_s() -> f64 {
     t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
+/// Best (least) CPU and wall seconds of each of `fs` over `times` rounds, the variants
+/// interleaved within each round (so a noisy spell of the machine, or the process's cold
+/// start, falls on all of them alike instead of on whichever was measured first).
+pub fn best_of_each(times: usize, fs: &mut [&mut dyn FnMut()]) -> Vec<(f64, f64)> {
+    let mut best = vec![(f64::INFINITY, f64::INFINITY); fs.len()];
+    for _ in 0..times {
+        for (f, b) in fs.iter_mut().zip(best.iter_mut()) {
+            let (c0, t0) = (cpu_s(), std::time::Instant::now());
+            f();
+            b.0 = b.0.min(cpu_s() - c0);
+            b.1 = b.1.min(t0.elapsed().as_secs_f64());
+        }
+    }
+    best
+}
+
 /// Best (least) CPU and wall seconds of `f` over `times` calls.
 pub fn best_of(times: usize, mut f: impl FnMut()) -> (f64, f64) {
     let (mut cpu, mut wall) = (f64::INFINITY, f64::INFINITY);
