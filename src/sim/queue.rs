@@ -223,7 +223,11 @@ mod tests {
                 } else {
                     let (t, _, e) = reference.remove(0);
                     now = t;
-                    assert_eq!(q.pop().map(|(t, e)| (t.0, e)), Some((t, e)), "round {round}");
+                    assert_eq!(
+                        q.pop().map(|(t, e)| (t.0, e)),
+                        Some((t, e)),
+                        "round {round}"
+                    );
                 }
                 assert_eq!(q.len(), reference.len());
             }
