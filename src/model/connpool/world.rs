@@ -546,6 +546,16 @@ impl World for PoolWorld {
             return;
         }
         self.dispatch(now, ev, s);
+        self.after_event(now, s);
+    }
+}
+
+impl PoolWorld {
+    /// What follows the handling of every event (and of every timer an alarm fires, as its
+    /// own event would have been): the zero-delay runs it issued, then, in an embedded pool,
+    /// the deferred query ends become events if something now waits.
+    #[inline]
+    fn after_event(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         if !self.runs_now.is_empty() {
             self.run_now(now, s);
         }
@@ -553,9 +563,7 @@ impl World for PoolWorld {
             self.flush_deferred(s);
         }
     }
-}
 
-impl PoolWorld {
     /// The goroutines woken with a zero delay during the current event (a fixed zero
     /// wake-up latency, [`PoolWorld::inline_wakes`], and nothing charged before the wake) run now, in wake order, each as the
     /// `WaiterRuns` event it would have been; the wakes their runs issue join the end of
@@ -616,12 +624,7 @@ impl PoolWorld {
             if live {
                 debug_assert_eq!(t, now, "a live timer was not fired at its time");
                 self.wake(w, true, 0, s);
-                if !self.runs_now.is_empty() {
-                    self.run_now(now, s);
-                }
-                if self.defer_releases {
-                    self.flush_deferred(s);
-                }
+                self.after_event(now, s);
             }
         }
     }
