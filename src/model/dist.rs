@@ -83,11 +83,11 @@ impl DurationDist {
                 if max <= min {
                     *min
                 } else {
-                    secs_to_ns(uniform(rng, min.as_secs_f64(), max.as_secs_f64()))
+                    SimDuration::from_secs_f64(uniform(rng, min.as_secs_f64(), max.as_secs_f64()))
                 }
             }
             DurationDist::ShiftedExponential { min, mean } => {
-                *min + secs_to_ns(exponential(rng, mean.as_secs_f64()))
+                *min + SimDuration::from_secs_f64(exponential(rng, mean.as_secs_f64()))
             }
             // `check` refuses `InOrder` where the model passes no index; the first sample is
             // what `sample_at(.., 0)` gives.
@@ -178,13 +178,6 @@ impl DurationDist {
     }
 }
 
-/// Float seconds to the nearest nanosecond: [`SimDuration::from_secs_f64`] (which rounds
-/// without a libm call; the test below checks it against `f64::round`).
-#[inline]
-pub fn secs_to_ns(s: f64) -> SimDuration {
-    SimDuration::from_secs_f64(s)
-}
-
 /// A uniform offset in [0, `period`): `floor(u × period)` nanoseconds with `u` one
 /// [`uniform01`] draw from `rng` (a period of zero gives zero, still drawing `u`).
 #[inline]
@@ -201,63 +194,6 @@ pub fn offset_of(u: f64, period: SimDuration) -> SimDuration {
 #[cfg(test)]
 mod observed_tests {
     use super::*;
-
-    #[test]
-    fn secs_to_ns_rounds_as_round_does() {
-        let mut xs = vec![
-            f64::NAN,
-            -f64::NAN,
-            f64::NEG_INFINITY,
-            f64::INFINITY,
-            -1.0,
-            -0.0,
-            0.0,
-            f64::MIN_POSITIVE,
-            4.9e-324,
-            0.4e-9,
-            0.5e-9,
-            f64::from_bits(0.5e-9f64.to_bits() - 1),
-            1.5e-9,
-            2.5e-9,
-            2.5000000000000004e-9,
-            (1u64 << 52) as f64 * 1e-9,
-            ((1u64 << 52) as f64 - 0.5) * 1e-9,
-            ((1u64 << 53) as f64 + 2.0) * 1e-9,
-            (1u64 << 63) as f64 * 1e-9,
-            u64::MAX as f64 * 1e-9,
-            u64::MAX as f64 * 1e-9 * (1.0 - f64::EPSILON),
-            1e300,
-        ];
-        // Every half-nanosecond boundary from 0 to 10 ns and its neighbours, then draws.
-        for k in 0..=20u32 {
-            let x = k as f64 * 0.5e-9;
-            xs.extend([
-                x,
-                f64::from_bits(x.to_bits() + 1),
-                f64::from_bits(x.to_bits().max(1) - 1),
-            ]);
-        }
-        let mut rng = crate::sim::rng::stream(7, "t", 0);
-        for _ in 0..200_000 {
-            xs.push(crate::sim::rng::exponential(&mut rng, 2.0));
-            xs.push(crate::sim::rng::uniform(&mut rng, 0.0, 1e-6));
-        }
-        // The rounding as it was written before: `round`, then saturate.
-        let reference = |s: f64| {
-            if s.is_nan() || s <= 0.0 {
-                return SimDuration(0);
-            }
-            let ns = (s * 1e9).round();
-            SimDuration(if ns >= u64::MAX as f64 {
-                u64::MAX
-            } else {
-                ns as u64
-            })
-        };
-        for x in xs {
-            assert_eq!(secs_to_ns(x), reference(x), "{x:e}");
-        }
-    }
 
     #[test]
     fn in_order_is_indexed_and_refused_where_no_index_is_passed() {

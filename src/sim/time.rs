@@ -64,7 +64,7 @@ impl SimDuration {
     /// baseline): `x = s × 1e9` lies in (0, 2^64), `x as u64` truncates it to `t`, and `x − t`
     /// is exact (`t ≤ x < t + 1 ≤ 2t` for `x ≥ 1`, Sterbenz; `t = 0` below), so adding one
     /// when that fraction is at least one half rounds as `round` does (from 2^52 on every
-    /// `f64` is an integer and the fraction is 0). `src/model/dist.rs`'s tests check it
+    /// `f64` is an integer and the fraction is 0). The tests of this file check it
     /// against `round` on every half-nanosecond boundary to 10 ns and 400,000 draws.
     #[inline]
     pub fn from_secs_f64(s: f64) -> Self {
@@ -203,6 +203,63 @@ impl<'de> Deserialize<'de> for SimDuration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn from_secs_f64_rounds_as_round_does() {
+        let mut xs = vec![
+            f64::NAN,
+            -f64::NAN,
+            f64::NEG_INFINITY,
+            f64::INFINITY,
+            -1.0,
+            -0.0,
+            0.0,
+            f64::MIN_POSITIVE,
+            4.9e-324,
+            0.4e-9,
+            0.5e-9,
+            f64::from_bits(0.5e-9f64.to_bits() - 1),
+            1.5e-9,
+            2.5e-9,
+            2.5000000000000004e-9,
+            (1u64 << 52) as f64 * 1e-9,
+            ((1u64 << 52) as f64 - 0.5) * 1e-9,
+            ((1u64 << 53) as f64 + 2.0) * 1e-9,
+            (1u64 << 63) as f64 * 1e-9,
+            u64::MAX as f64 * 1e-9,
+            u64::MAX as f64 * 1e-9 * (1.0 - f64::EPSILON),
+            1e300,
+        ];
+        // Every half-nanosecond boundary from 0 to 10 ns and its neighbours, then draws.
+        for k in 0..=20u32 {
+            let x = k as f64 * 0.5e-9;
+            xs.extend([
+                x,
+                f64::from_bits(x.to_bits() + 1),
+                f64::from_bits(x.to_bits().max(1) - 1),
+            ]);
+        }
+        let mut rng = crate::sim::rng::stream(7, "t", 0);
+        for _ in 0..200_000 {
+            xs.push(crate::sim::rng::exponential(&mut rng, 2.0));
+            xs.push(crate::sim::rng::uniform(&mut rng, 0.0, 1e-6));
+        }
+        // The rounding as it was written before: `round`, then saturate.
+        let reference = |s: f64| {
+            if s.is_nan() || s <= 0.0 {
+                return SimDuration(0);
+            }
+            let ns = (s * 1e9).round();
+            SimDuration(if ns >= u64::MAX as f64 {
+                u64::MAX
+            } else {
+                ns as u64
+            })
+        };
+        for x in xs {
+            assert_eq!(SimDuration::from_secs_f64(x), reference(x), "{x:e}");
+        }
+    }
 
     #[test]
     fn parses_the_documented_forms() {

@@ -57,11 +57,10 @@ pub struct Request {
 }
 
 /// An exponential gap with mean `mean_s` seconds, in nanoseconds, rounded like every drawn
-/// duration ([`SimDuration::from_secs_f64`], through its libm-free equivalent
-/// [`crate::model::dist::secs_to_ns`]).
+/// duration ([`SimDuration::from_secs_f64`]).
 #[inline]
 fn draw_exp_ns(rng: &mut SimRng, mean_s: f64) -> u64 {
-    crate::model::dist::secs_to_ns(exponential(rng, mean_s)).as_nanos()
+    SimDuration::from_secs_f64(exponential(rng, mean_s)).as_nanos()
 }
 
 /// Draw from a duration distribution, in nanoseconds ([`DurationDist::sample`]'s rule: float
