@@ -11,6 +11,63 @@
 //! `models!` invocation below: one line per model); dispatch is a `match`, so every model is
 //! monomorphised (no `dyn` in the hot loop).
 
+/// A hidden twin of model `$base` for an exactness check: the same parameters run through
+/// another simulation (`$sim`, called as `simulation` is), every other step delegated to
+/// `$base`, so the twin's runs differ from the base's only in how the world is built (e.g.
+/// more events, another digest, every figure equal). No model file names a twin.
+macro_rules! twin_model {
+    ($(#[$meta:meta])* $twin:ident of $base:ty, simulation: $sim:expr) => {
+        $(#[$meta])*
+        #[doc(hidden)]
+        pub struct $twin;
+
+        impl $crate::model::Model for $twin {
+            type Params = <$base as $crate::model::Model>::Params;
+            type World = <$base as $crate::model::Model>::World;
+            type Metrics = <$base as $crate::model::Model>::Metrics;
+            type Detail = <$base as $crate::model::Model>::Detail;
+            fn validate(p: &Self::Params) -> Result<(), $crate::model::ParamError> {
+                <$base as $crate::model::Model>::validate(p)
+            }
+            fn simulation(
+                p: &Self::Params,
+                seed: u64,
+                trace: $crate::sim::Trace,
+                logs: bool,
+            ) -> $crate::sim::Simulation<Self::World> {
+                ($sim)(p, seed, trace, logs)
+            }
+            fn horizon(p: &Self::Params, w: &Self::World) -> $crate::sim::SimTime {
+                <$base as $crate::model::Model>::horizon(p, w)
+            }
+            fn finish(p: &Self::Params, w: &mut Self::World, draws: $crate::sim::Draws<'_>) {
+                <$base as $crate::model::Model>::finish(p, w, draws)
+            }
+            fn metrics(
+                p: &Self::Params,
+                w: &Self::World,
+                end: $crate::sim::SimTime,
+                events: u64,
+            ) -> Self::Metrics {
+                <$base as $crate::model::Model>::metrics(p, w, end, events)
+            }
+            fn report(p: &Self::Params, w: &Self::World, run: &$crate::sim::RunEnd) -> String {
+                <$base as $crate::model::Model>::report(p, w, run)
+            }
+            fn artifacts(
+                p: &Self::Params,
+                w: &Self::World,
+                end: $crate::sim::SimTime,
+            ) -> Vec<$crate::model::Artifact> {
+                <$base as $crate::model::Model>::artifacts(p, w, end)
+            }
+            fn detail(p: &Self::Params, w: Self::World, end: $crate::sim::SimTime) -> Self::Detail {
+                <$base as $crate::model::Model>::detail(p, w, end)
+            }
+        }
+    };
+}
+
 pub mod dist;
 pub mod kit;
 pub mod metric;

@@ -167,39 +167,10 @@ impl Model for ConnPool {
     }
 }
 
-/// [`ConnPool`] with one `Deadline` event per parked waiter instead of the pool's own timers
-/// (`PoolWorld::set_deadline_events`): the same runs, every counter equal, more events,
-/// another digest. Only for the check of that in `tests/connpool.rs`; no model file names it.
-#[doc(hidden)]
-pub struct ConnPoolDeadlineEvents;
-
-impl Model for ConnPoolDeadlineEvents {
-    type Params = ConnPoolParams;
-    type World = PoolWorld;
-    type Metrics = metrics::ConnPoolMetrics;
-    type Detail = ConnPoolDetail;
-    fn validate(p: &ConnPoolParams) -> Checked {
-        ConnPool::validate(p)
-    }
-    fn simulation(p: &ConnPoolParams, seed: u64, trace: Trace, _logs: bool) -> Simulation<PoolWorld> {
-        PoolWorld::simulation_timed(p, seed, trace, true)
-    }
-    fn horizon(p: &ConnPoolParams, w: &PoolWorld) -> SimTime {
-        ConnPool::horizon(p, w)
-    }
-    fn finish(p: &ConnPoolParams, w: &mut PoolWorld, draws: Draws<'_>) {
-        ConnPool::finish(p, w, draws)
-    }
-    fn metrics(p: &ConnPoolParams, w: &PoolWorld, end: SimTime, events: u64) -> Self::Metrics {
-        ConnPool::metrics(p, w, end, events)
-    }
-    fn report(p: &ConnPoolParams, w: &PoolWorld, run: &RunEnd) -> String {
-        ConnPool::report(p, w, run)
-    }
-    fn artifacts(p: &ConnPoolParams, w: &PoolWorld, end: SimTime) -> Vec<super::Artifact> {
-        ConnPool::artifacts(p, w, end)
-    }
-    fn detail(p: &ConnPoolParams, w: PoolWorld, end: SimTime) -> ConnPoolDetail {
-        ConnPool::detail(p, w, end)
-    }
+twin_model! {
+    /// [`ConnPool`] with one `Deadline` event per parked waiter instead of the pool's own
+    /// timers (`PoolWorld::set_deadline_events`): the same runs, every counter equal, more
+    /// events, another digest. Only for the check of that in `tests/connpool.rs`.
+    ConnPoolDeadlineEvents of ConnPool,
+    simulation: |p, seed, trace, _logs| PoolWorld::simulation_timed(p, seed, trace, true)
 }

@@ -161,36 +161,10 @@ impl Model for Fleet {
     }
 }
 
-/// [`Fleet`] with every query end scheduled as a `QueryDone` event instead of deferred
-/// (`PoolWorld::settle`): the same runs, every figure but the event count equal, another
-/// digest. Only for the check of that in `tests/fleet.rs`; no model file names it.
-#[doc(hidden)]
-pub struct FleetEager;
-
-impl Model for FleetEager {
-    type Params = FleetParams;
-    type World = FleetWorld;
-    type Metrics = FleetMetrics;
-    type Detail = FleetDetail;
-    fn validate(p: &FleetParams) -> Checked {
-        Fleet::validate(p)
-    }
-    fn simulation(p: &FleetParams, seed: u64, trace: Trace, logs: bool) -> Simulation<FleetWorld> {
-        FleetWorld::simulation_deferring(p, seed, trace, logs, false)
-    }
-    fn horizon(p: &FleetParams, w: &FleetWorld) -> SimTime {
-        Fleet::horizon(p, w)
-    }
-    fn finish(p: &FleetParams, w: &mut FleetWorld, draws: Draws<'_>) {
-        Fleet::finish(p, w, draws)
-    }
-    fn metrics(p: &FleetParams, w: &FleetWorld, end: SimTime, events: u64) -> FleetMetrics {
-        Fleet::metrics(p, w, end, events)
-    }
-    fn report(p: &FleetParams, w: &FleetWorld, run: &RunEnd) -> String {
-        Fleet::report(p, w, run)
-    }
-    fn detail(p: &FleetParams, w: FleetWorld, end: SimTime) -> FleetDetail {
-        Fleet::detail(p, w, end)
-    }
+twin_model! {
+    /// [`Fleet`] with every query end scheduled as a `QueryDone` event instead of deferred
+    /// (`PoolWorld::settle`): the same runs, every figure but the event count equal, another
+    /// digest. Only for the check of that in `tests/fleet.rs`.
+    FleetEager of Fleet,
+    simulation: |p, seed, trace, logs| FleetWorld::simulation_deferring(p, seed, trace, logs, false)
 }
