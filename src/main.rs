@@ -1,7 +1,8 @@
 //! The `vtsim` command line. Parsing and printing only; the work is in the library.
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::fs::File;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -190,9 +191,9 @@ enum Cmd {
         vtgates: Option<u32>,
         /// Rollout (--gate, --refresh-interval, --preset rollout-frontier): target P(any failed
         /// replica read per rollout); with --refresh-interval at least about 4.3e-7 unless
-        /// --rollouts is given [default: 1e-3].
-        #[arg(long)]
-        target_risk: Option<f64>,
+        /// --rollouts is given.
+        #[arg(long, default_value_t = 1e-3)]
+        target_risk: f64,
         /// The model: a file or `builtin:NAME` [default: builtin:rollout-default].
         #[arg(long)]
         model: Option<PathBuf>,
@@ -249,8 +250,11 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
-    match dispatch(cli) {
+    // Parsed through the matches (as `Cli::parse` does) so that `advise` can tell a flag given
+    // on the command line from its default (`ValueSource`).
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    match dispatch(cli, &matches) {
         Ok(code) => code,
         Err(e) => {
             if let Some(b) = e.downcast_ref::<InputError>() {
@@ -292,7 +296,7 @@ fn show_progress() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
 }
 
-fn dispatch(cli: Cli) -> Result<ExitCode> {
+fn dispatch(cli: Cli, matches: &clap::ArgMatches) -> Result<ExitCode> {
     match cli.cmd {
         Cmd::Run {
             experiment,
@@ -522,74 +526,47 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 (_, _, Some(name)) => name,
                 _ => "gate",
             };
-            let p = &preset;
-            let flags: [(&str, bool, &[&str]); 27] = [
-                ("--metric", metric.is_some(), &["knob"]),
-                ("--exceeds", exceeds.is_some(), &["knob"]),
-                ("--direction", direction.is_some(), &["knob"]),
-                ("--want", want.is_some(), &["knob"]),
-                ("--cost", !costs.is_empty(), &["knob"]),
+            // Each flag read by only some forms (by its clap id, the field's name), and the
+            // forms that read it.
+            let flags: [(&str, &[&str]); 27] = [
+                ("metric", &["knob"]),
+                ("exceeds", &["knob"]),
+                ("direction", &["knob"]),
+                ("want", &["knob"]),
+                ("costs", &["knob"]),
+                ("target", &["knob", "gate", "rollout-frontier", "fleet"]),
                 (
-                    "--target",
-                    target.is_some(),
-                    &["knob", "gate", "rollout-frontier", "fleet"],
-                ),
-                (
-                    "--target-risk",
-                    target_risk.is_some(),
+                    "target_risk",
                     &["gate", "refresh-interval", "rollout-frontier"],
                 ),
-                ("--range", range.is_some(), &["knob", "gate"]),
+                ("range", &["knob", "gate"]),
+                ("step", &["knob", "gate", "refresh-interval"]),
+                ("gate", &["gate", "fleet"]),
                 (
-                    "--step",
-                    step.is_some(),
-                    &["knob", "gate", "refresh-interval"],
-                ),
-                ("--gate", gate.is_some(), &["gate", "fleet"]),
-                (
-                    "--vtgates",
-                    vtgates.is_some(),
+                    "vtgates",
                     &["gate", "refresh-interval", "rollout-frontier", "fleet"],
                 ),
-                ("--rollouts", rollouts.is_some(), &["refresh-interval"]),
-                ("--gates", p.gates.is_some(), &["rollout-frontier"]),
-                ("--out", p.out.is_some(), &["rollout-frontier", "fleet"]),
-                ("--intervals", p.intervals.is_some(), &["site-poller"]),
-                ("--probe-error", p.probe_error.is_some(), &["site-poller"]),
-                (
-                    "--false-alarms-per-day",
-                    p.false_alarms_per_day.is_some(),
-                    &["site-poller"],
-                ),
-                (
-                    "--detect-budget",
-                    p.detect_budget.is_some(),
-                    &["site-poller"],
-                ),
-                ("--first-down", p.first_down.is_some(), &["site-poller"]),
-                (
-                    "--max-threshold",
-                    p.max_threshold.is_some(),
-                    &["site-poller"],
-                ),
-                ("--variants", p.variants.is_some(), &["connpool"]),
-                ("--load-rps", p.load_rps.is_some(), &["connpool"]),
-                (
-                    "--connect-budget",
-                    p.connect_budget.is_some(),
-                    &["proxysql"],
-                ),
-                (
-                    "--max-reads-lost",
-                    p.max_reads_lost.is_some(),
-                    &["proxysql"],
-                ),
-                ("--read-rps", p.read_rps.is_some(), &["fleet"]),
-                ("--replicas", p.replicas.is_some(), &["fleet"]),
-                ("--variant", p.variant.is_some(), &["fleet"]),
+                ("rollouts", &["refresh-interval"]),
+                ("gates", &["rollout-frontier"]),
+                ("out", &["rollout-frontier", "fleet"]),
+                ("intervals", &["site-poller"]),
+                ("probe_error", &["site-poller"]),
+                ("false_alarms_per_day", &["site-poller"]),
+                ("detect_budget", &["site-poller"]),
+                ("first_down", &["site-poller"]),
+                ("max_threshold", &["site-poller"]),
+                ("variants", &["connpool"]),
+                ("load_rps", &["connpool"]),
+                ("connect_budget", &["proxysql"]),
+                ("max_reads_lost", &["proxysql"]),
+                ("read_rps", &["fleet"]),
+                ("replicas", &["fleet"]),
+                ("variant", &["fleet"]),
             ];
-            unread_flag(form, &flags)?;
-            let target_risk = target_risk.unwrap_or(1e-3);
+            let given = matches
+                .subcommand_matches("advise")
+                .expect("the advise subcommand");
+            unread_flag(form, given, &flags)?;
             let threads = check_threads(threads)?;
             let default_model = match preset.name.as_deref() {
                 Some("connpool") => "connpool-default",
@@ -717,18 +694,28 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
 }
 
 /// Refuse a flag the chosen form of `advise` would not read (it would be ignored without a
-/// word): `flags` lists each flag, whether it was given and the forms that read it (`knob`,
-/// `gate`, `refresh-interval` or a preset's name).
-fn unread_flag(form: &str, flags: &[(&str, bool, &[&str])]) -> Result<()> {
+/// word): `flags` lists each flag by its clap id with the forms that read it (`knob`, `gate`,
+/// `refresh-interval` or a preset's name); a flag counts as given when its value came from the
+/// command line, not from its default.
+fn unread_flag(form: &str, given: &clap::ArgMatches, flags: &[(&str, &[&str])]) -> Result<()> {
     let name = |f: &str| match f {
         "knob" | "gate" | "refresh-interval" => format!("--{f}"),
         p => format!("--preset {p}"),
     };
-    for (flag, given, forms) in flags {
-        if *given && !forms.contains(&form) {
+    let cmd = Cli::command();
+    let advise = cmd
+        .find_subcommand("advise")
+        .expect("the advise subcommand");
+    for (id, forms) in flags {
+        if given.value_source(id) == Some(ValueSource::CommandLine) && !forms.contains(&form) {
+            let long = advise
+                .get_arguments()
+                .find(|a| a.get_id() == id)
+                .and_then(|a| a.get_long())
+                .expect("an advise flag");
             let readers: Vec<String> = forms.iter().map(|f| name(f)).collect();
             return Err(bad(format!(
-                "{flag} is not read by {} (only by {}): leave it out",
+                "--{long} is not read by {} (only by {}): leave it out",
                 name(form),
                 readers.join(", ")
             )));
@@ -771,40 +758,39 @@ struct PresetArgs {
     /// site-poller: poll intervals [default: 1s,2s,5s,10s].
     #[arg(long, value_name = "LIST")]
     intervals: Option<String>,
-    /// site-poller: per-probe transient error probability [default: 0.01].
-    #[arg(long)]
-    probe_error: Option<f64>,
-    /// site-poller: most false Unreachable transitions per day, all sites [default: 1].
-    #[arg(long)]
-    false_alarms_per_day: Option<f64>,
-    /// site-poller: the second fault's detection p99 must be below this [default: 75s].
-    #[arg(long, value_name = "DURATION")]
-    detect_budget: Option<String>,
-    /// site-poller: how long the first site has been down when the second dies [default:
-    /// 5m].
-    #[arg(long, value_name = "DURATION")]
-    first_down: Option<String>,
-    /// site-poller: the largest failureThreshold tried [default: 8].
-    #[arg(long)]
-    max_threshold: Option<u32>,
+    /// site-poller: per-probe transient error probability.
+    #[arg(long, default_value_t = 0.01)]
+    probe_error: f64,
+    /// site-poller: most false Unreachable transitions per day, all sites.
+    #[arg(long, default_value_t = 1.0)]
+    false_alarms_per_day: f64,
+    /// site-poller: the second fault's detection p99 must be below this.
+    #[arg(long, value_name = "DURATION", default_value = "75s")]
+    detect_budget: String,
+    /// site-poller: how long the first site has been down when the second dies.
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    first_down: String,
+    /// site-poller: the largest failureThreshold tried.
+    #[arg(long, default_value_t = 8)]
+    max_threshold: u32,
     /// connpool: variants [default: Unfixed,OnlyA,OnlyB,Fixed].
     #[arg(long, value_name = "LIST")]
     variants: Option<String>,
-    /// connpool: offered requests/s for the smallest-capacity search [default: 3000].
-    #[arg(long)]
-    load_rps: Option<f64>,
-    /// proxysql: mysql-connect_timeout_server_max, the user's connect budget [default: 10s].
-    #[arg(long, value_name = "DURATION")]
-    connect_budget: Option<String>,
-    /// proxysql: the most read errors per replica-loss event accepted [default: 2].
-    #[arg(long)]
-    max_reads_lost: Option<f64>,
-    /// fleet: replica reads/s per shard (all vtgates together) [default: 1000].
-    #[arg(long)]
-    read_rps: Option<f64>,
-    /// fleet: replica counts per shard, A..B or N (at least 2) [default: 2..3].
-    #[arg(long, value_name = "A..B")]
-    replicas: Option<String>,
+    /// connpool: offered requests/s for the smallest-capacity search.
+    #[arg(long, default_value_t = 3000.0)]
+    load_rps: f64,
+    /// proxysql: mysql-connect_timeout_server_max, the user's connect budget.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    connect_budget: String,
+    /// proxysql: the most read errors per replica-loss event accepted.
+    #[arg(long, default_value_t = 2.0)]
+    max_reads_lost: f64,
+    /// fleet: replica reads/s per shard (all vtgates together).
+    #[arg(long, default_value_t = advise::fleet::DEFAULT_READ_RPS)]
+    read_rps: f64,
+    /// fleet: replica counts per shard, A..B or N (at least 2).
+    #[arg(long, value_name = "A..B", default_value = "2..3")]
+    replicas: String,
     /// fleet: the pools' waitlist variant, Unfixed, OnlyA, OnlyB or Fixed [default: the
     /// model's].
     #[arg(long, value_name = "NAME")]
@@ -903,14 +889,11 @@ fn advise_preset(
                 durations_or(&p.intervals, sp::parse_intervals, &sp::DEFAULT_INTERVALS)?;
             let q = sp::Question {
                 intervals,
-                max_threshold: p.max_threshold.unwrap_or(8),
-                probe_error: p.probe_error.unwrap_or(0.01),
-                false_per_day: p.false_alarms_per_day.unwrap_or(1.0),
-                detect_budget: dur(
-                    "--detect-budget",
-                    p.detect_budget.as_deref().unwrap_or("75s"),
-                )?,
-                first_down: dur("--first-down", p.first_down.as_deref().unwrap_or("5m"))?,
+                max_threshold: p.max_threshold,
+                probe_error: p.probe_error,
+                false_per_day: p.false_alarms_per_day,
+                detect_budget: dur("--detect-budget", &p.detect_budget)?,
+                first_down: dur("--first-down", &p.first_down)?,
                 search,
             };
             let rows = pool.install(|| sp::run(world, &q, &mut say)).map_err(bad)?;
@@ -931,7 +914,7 @@ fn advise_preset(
             };
             let q = cp::Question {
                 variants,
-                load_rps: p.load_rps.unwrap_or(3000.0),
+                load_rps: p.load_rps,
                 search,
             };
             let rows = pool.install(|| cp::run(world, &q, &mut say)).map_err(bad)?;
@@ -950,9 +933,8 @@ fn advise_preset(
         "fleet" => {
             use advise::fleet as fl;
             let q = fl::Question {
-                read_rps: p.read_rps.unwrap_or(fl::DEFAULT_READ_RPS),
-                replicas: fl::parse_replicas(p.replicas.as_deref().unwrap_or("2..3"))
-                    .map_err(bad)?,
+                read_rps: p.read_rps,
+                replicas: fl::parse_replicas(&p.replicas).map_err(bad)?,
                 gate: match &c.gate {
                     Some(g) => dur("--gate", g)?,
                     None => fl::DEFAULT_GATE,
@@ -1002,11 +984,8 @@ fn advise_preset(
         _ => {
             use advise::proxysql as px;
             let q = px::Question {
-                connect_budget: dur(
-                    "--connect-budget",
-                    p.connect_budget.as_deref().unwrap_or("10s"),
-                )?,
-                max_reads_lost: p.max_reads_lost.unwrap_or(2.0),
+                connect_budget: dur("--connect-budget", &p.connect_budget)?,
+                max_reads_lost: p.max_reads_lost,
                 search,
             };
             let rows = pool.install(|| px::run(world, &q, &mut say)).map_err(bad)?;
