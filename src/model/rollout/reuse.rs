@@ -11,7 +11,7 @@
 
 use super::event::Event;
 use super::params::Phase;
-use super::world::{jitter, RolloutWorld, Route, ShardOp, Tablet, View, Vtgate, NONE};
+use super::world::{jitter, phase_draw, RolloutWorld, Route, ShardOp, Tablet, View, Vtgate, NONE};
 use crate::model::dist::offset_of;
 use crate::sim::rng::{cached_stream, uniform01};
 use crate::sim::{SimDuration, SimTime, Simulation};
@@ -154,8 +154,8 @@ impl RolloutWorld {
                 rng,
                 wl_rng,
             } = &mut w.vtgates[g];
-            *rng = cached_stream(seed, "vtgate", g as u32);
-            let u = uniform01(rng);
+            rng.reseed(seed);
+            let u = phase_draw(rng, w.p.vtgate.poll_jitter);
             let d = match &w.p.vtgate.phase {
                 Phase::Uniform => offset_of(u, tper),
                 Phase::Clustered { window } => {

@@ -78,8 +78,8 @@ pub struct Vtgate {
     pub(crate) phase: SimTime,
     /// Next tick of its ticker (before jitter).
     pub(crate) next_base: SimTime,
-    /// Its stream (`"vtgate"`, index): phase, then jitter.
-    pub(crate) rng: SimRng,
+    /// Its stream (`"vtgate"`, index): phase, then jitter ([`phase_draw`]).
+    pub(crate) rng: LazyRng,
     /// Its workload stream (`"workload"`, index).
     pub(crate) wl_rng: LazyRng,
 }
@@ -391,8 +391,8 @@ impl RolloutWorld {
         let mut vtgates = Vec::with_capacity(m);
         let mut first_polls = Vec::with_capacity(m);
         for g in 0..m {
-            let mut rng = stream(seed, "vtgate", g as u32);
-            let u = uniform01(&mut rng);
+            let mut rng = LazyRng::new(seed, "vtgate", g as u32);
+            let u = phase_draw(&mut rng, p.vtgate.poll_jitter);
             let phase = match &p.vtgate.phase {
                 Phase::Uniform => offset_of(u, tper),
                 Phase::Clustered { window } => {
@@ -619,11 +619,23 @@ fn stream(seed: u64, tag: &'static str, index: u32) -> SimRng {
 }
 
 /// Uniform jitter in [0, j) drawn from `rng` (no draw when j is zero).
-pub fn jitter(rng: &mut SimRng, j: SimDuration) -> SimDuration {
+pub fn jitter(rng: &mut LazyRng, j: SimDuration) -> SimDuration {
     if j == SimDuration::ZERO {
         SimDuration::ZERO
     } else {
-        uniform_offset(rng, j)
+        uniform_offset(rng.get(), j)
+    }
+}
+
+/// A vtgate's phase draw, the first of its stream `rng`: without jitter it is the stream's
+/// only draw, taken from its first block with no generator made ([`LazyRng`]); with jitter
+/// the generator is made at once, as the polls draw from it.
+#[inline]
+pub(crate) fn phase_draw(rng: &mut LazyRng, jitter: SimDuration) -> f64 {
+    if jitter == SimDuration::ZERO {
+        uniform01(rng)
+    } else {
+        uniform01(rng.get())
     }
 }
 
