@@ -85,17 +85,18 @@ impl RolloutWorld {
             rng.reseed(seed);
         }
         let backoff = p.vtgate.health_check_retry_delay.as_nanos();
-        for (i, v) in views.iter_mut().enumerate() {
-            let t = i % n;
-            *v = View {
-                hc_addr: t as u32,
-                gen: 0,
-                connected: true,
-                serving: true,
-                primary: tablets[t].primary,
-                backoff,
-                contrib: 0,
-            };
+        for row in views.chunks_exact_mut(n) {
+            for (t, (v, tab)) in row.iter_mut().zip(tablets.iter()).enumerate() {
+                *v = View {
+                    hc_addr: t as u32,
+                    gen: 0,
+                    connected: true,
+                    serving: true,
+                    primary: tab.primary,
+                    backoff,
+                    contrib: 0,
+                };
+            }
         }
         routes.fill(Route::START);
         for op in shard_ops.iter_mut() {
@@ -170,10 +171,7 @@ impl RolloutWorld {
             let first = *phase + jitter(rng, w.p.vtgate.poll_jitter);
             sim.schedule(first, Event::Poll { g: g as u16 });
         }
-        let releases = sim.world.plan_rollout();
-        for (s, t) in releases {
-            sim.schedule(t, Event::Release { shard: s });
-        }
+        RolloutWorld::plan_rollout(sim);
         RolloutWorld::schedule_first_queries(sim);
     }
 }

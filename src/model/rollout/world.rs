@@ -4,7 +4,7 @@
 
 use super::event::Event;
 use super::metrics::Burst;
-use super::params::{Phase, RolloutParams, WorkloadMode};
+use super::params::{DurationDist, Phase, RolloutParams, WorkloadMode};
 use crate::model::dist::{offset_of, uniform_offset};
 use crate::sim::rng::{cached_stream, exponential, uniform01, LazyRng};
 use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
@@ -479,15 +479,12 @@ impl RolloutWorld {
             }
         }
         world.mask_unwatched();
-        let releases = world.plan_rollout();
 
         let mut sim = Simulation::with_trace(world, trace);
         for (g, t) in first_polls.into_iter().enumerate() {
             sim.schedule(t, Event::Poll { g: g as u16 });
         }
-        for (s, t) in releases {
-            sim.schedule(t, Event::Release { shard: s });
-        }
+        RolloutWorld::plan_rollout(&mut sim);
         Self::schedule_first_queries(&mut sim);
         sim
     }
@@ -529,13 +526,15 @@ impl RolloutWorld {
         for route in self.routes.iter_mut() {
             route.counts = r | r << 16 | 1 << 32;
         }
-        for (v, t) in self.views.iter_mut().zip((0..n).cycle()) {
+        for row in self.views.chunks_exact_mut(n) {
             use super::vtgate::{BELIEVED, READ_OK, WRITE_OK};
-            v.contrib = if self.tablets[t].primary {
-                WRITE_OK
-            } else {
-                BELIEVED | READ_OK
-            };
+            for (v, tab) in row.iter_mut().zip(&self.tablets) {
+                v.contrib = if tab.primary {
+                    WRITE_OK
+                } else {
+                    BELIEVED | READ_OK
+                };
+            }
         }
     if let Some(shape) = self.shape.take() {
         // A vtgate has no health check on a tablet of a cell it does not watch.
@@ -624,6 +623,16 @@ pub fn jitter(rng: &mut LazyRng, j: SimDuration) -> SimDuration {
         SimDuration::ZERO
     } else {
         uniform_offset(rng.get(), j)
+    }
+}
+
+/// `d.sample_at(rng, index)` from a lazy stream, made only for a draw: a fixed duration
+/// draws nothing, so a component whose durations are all fixed costs no generator.
+#[inline]
+pub(crate) fn sample_lazy(d: &DurationDist, rng: &mut LazyRng, index: usize) -> SimDuration {
+    match d {
+        DurationDist::Fixed { value } => *value,
+        _ => d.sample_at(rng.get(), index),
     }
 }
 
