@@ -142,10 +142,7 @@ impl RolloutWorld {
         let d = sample_lazy(&self.p.operator.prs_duration, &mut op.rng, shard);
         self.tablets[old].serving = false;
         self.push_health(now, old, s);
-        for g in 0..self.m() {
-            let changed = self.recount(g, old);
-            self.reevaluate_if(changed, now, g, shard, s);
-        }
+        self.recount_all(now, old, s);
         s.after(
             d,
             Event::PrsEnd {

@@ -64,10 +64,7 @@ impl RolloutWorld {
         tab.serving = false;
         tab.record = NONE;
         self.push_health(now, t, s);
-        for g in 0..m {
-            let changed = self.recount(g, t);
-            self.reevaluate_if(changed, now, g, shard as usize, s);
-        }
+        self.recount_all(now, t, s);
         let d = sample_lazy(&self.p.tablets.drain_grace, &mut self.tablets[t].rng, t);
         s.after(d, Event::Down { tablet: t as u16 });
     }
@@ -156,17 +153,15 @@ impl RolloutWorld {
 
     /// The new process serves; the pod turns Ready at the next probe.
     pub(super) fn on_serve(&mut self, now: SimTime, t: usize, s: &mut Scheduler<Event>) {
-        let shard = self.tablets[t].shard as usize;
         self.tablets[t].serving = true;
         self.tablets[t].process_up = true;
         let r = self.tablets[t].restart as usize;
         self.restarts[r].serving_at = now;
         self.push_health(now, t, s);
-        for g in 0..self.m() {
-            let changed = self.recount(g, t);
-            self.reevaluate_if(changed, now, g, shard, s);
-            self.check_discovery(now, g, t);
-        }
+        // Recounting touches no field a discovery reads, nor the other way round: the
+        // discoveries can follow all the recounts.
+        self.recount_all(now, t, s);
+        self.check_discovery_all(now, t);
         let ready = self.probe_at_or_after(t, now);
         self.tablets[t].avail_gen += 1;
         let gen = self.tablets[t].avail_gen;
