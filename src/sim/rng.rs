@@ -430,7 +430,6 @@ fn poisson_inversion<R: Rng>(rng: &mut R, lambda: f64) -> u64 {
 /// PTRS (Hörmann 1993, algorithm PTRS), `lambda >= 10`.
 fn poisson_ptrs<R: Rng>(rng: &mut R, lambda: f64) -> u64 {
     let slam = libm::sqrt(lambda);
-    let loglam = libm::log(lambda);
     let b = 0.931 + 2.53 * slam;
     let a = -0.059 + 0.02483 * b;
     let invalpha = 1.1239 + 1.1328 / (b - 3.4);
@@ -448,6 +447,9 @@ fn poisson_ptrs<R: Rng>(rng: &mut R, lambda: f64) -> u64 {
         if k < 0 || (us < 0.013 && v > us) {
             continue;
         }
+        // log(lambda) only here: most draws are accepted above without it (a pure function,
+        // so computing it on the way, as numpy does, or here gives the same value).
+        let loglam = libm::log(lambda);
         // log(v) of v == 0 is -inf, which accepts: the same as the paper.
         if libm::log(v) + libm::log(invalpha) - libm::log(a / (us * us) + b)
             <= -lambda + k as f64 * loglam - libm::lgamma(k as f64 + 1.0)
