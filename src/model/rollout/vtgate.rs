@@ -469,7 +469,9 @@ impl RolloutWorld {
         self.route_scan(g, shard) == (r.read, r.write_ok)
     }
 
-    /// Re-derive vtgate `g`'s routing for `shard`; close accounting intervals on a change.
+    /// Re-derive vtgate `g`'s routing for `shard`; close accounting intervals on a change
+    /// (inlined: most re-evaluations find the route as it was, a few instructions).
+    #[inline]
     pub(super) fn reevaluate(
         &mut self,
         now: SimTime,
@@ -479,6 +481,23 @@ impl RolloutWorld {
     ) {
         let (read, write_ok) = self.route_state(g, shard);
         let idx = g * self.shard_ops.len() + shard;
+        let r = &self.routes[idx];
+        if read != r.read || write_ok != r.write_ok {
+            self.route_moved(now, idx, read, write_ok, s);
+        }
+    }
+
+    /// [`Self::reevaluate`] of route `idx` whose state is now (`read`, `write_ok`), one of
+    /// them changed: close the intervals that changed.
+    #[inline(never)]
+    fn route_moved(
+        &mut self,
+        now: SimTime,
+        idx: usize,
+        read: u8,
+        write_ok: bool,
+        s: &mut Scheduler<Event>,
+    ) {
         if read != self.routes[idx].read {
             self.close_read(now, idx, read, &mut s.draws());
         }
