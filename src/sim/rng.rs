@@ -31,18 +31,23 @@ pub fn stream_id(tag: &str, index: u32) -> u64 {
 /// generator, so the draws are those of `seed_from_u64(seed)`.
 #[inline]
 fn seeded(seed: u64) -> SimRng {
+    ChaCha8Rng::from_seed(seed_key_cached(seed))
+}
+
+/// [`seed_key`] of `seed`, remembered for the last seed on this thread.
+#[inline]
+fn seed_key_cached(seed: u64) -> [u8; 32] {
     thread_local! {
         static LAST: std::cell::Cell<Option<(u64, [u8; 32])>> = const { std::cell::Cell::new(None) };
     }
-    let key = match LAST.with(|l| l.get()) {
+    match LAST.with(|l| l.get()) {
         Some((s, k)) if s == seed => k,
         _ => {
             let k = seed_key(seed);
             LAST.with(|l| l.set(Some((seed, k))));
             k
         }
-    };
-    ChaCha8Rng::from_seed(key)
+    }
 }
 
 /// The key `SeedableRng::seed_from_u64` expands `state` to (rand_core 0.10, `seedable_rng.rs`):
@@ -103,6 +108,12 @@ pub fn cached_stream(seed: u64, tag: &'static str, index: u32) -> SimRng {
 /// A component's stream, created on its first draw: a component that never draws (fixed
 /// durations, no queries, no faults) costs no generator. Its draws are exactly those of
 /// `stream(seed, tag, index)`, whenever it is first used.
+///
+/// Drawn through its own [`Rng`] implementation (not [`LazyRng::get`]), a stream's first
+/// `u64` comes from [`chacha8_first_block`] without a generator: for a component that makes
+/// one draw a run (a vtgate's phase), that is a fraction of seeding a `ChaCha8Rng` and
+/// refilling its four-block buffer. A later draw creates the generator and skips the words
+/// already served, so the draws are the same either way.
 pub struct LazyRng {
     /// The run seed.
     seed: u64,
@@ -110,6 +121,8 @@ pub struct LazyRng {
     id: u64,
     /// The generator, once a draw has asked for it.
     rng: Option<SimRng>,
+    /// Words of the stream served without the generator (0 or 2), which it skips when made.
+    served: u8,
 }
 
 impl LazyRng {
@@ -119,6 +132,7 @@ impl LazyRng {
             seed,
             id: cached_stream_id(tag, index),
             rng: None,
+            served: 0,
         }
     }
     /// The same component's stream in the run seeded with `seed`, not yet created (as
@@ -127,17 +141,193 @@ impl LazyRng {
     pub fn reseed(&mut self, seed: u64) {
         self.seed = seed;
         self.rng = None;
+        self.served = 0;
     }
     /// The generator (created now if this is its first use).
     #[inline]
     pub fn get(&mut self) -> &mut SimRng {
-        let (seed, id) = (self.seed, self.id);
-        self.rng.get_or_insert_with(|| {
-            let mut r = seeded(seed);
-            r.set_stream(id);
-            r
-        })
+        if self.rng.is_none() {
+            self.rng = Some(self.make());
+        }
+        self.rng.as_mut().expect("made just above")
     }
+    /// The generator at the position of the next draw.
+    #[cold]
+    #[inline(never)]
+    fn make(&self) -> SimRng {
+        let mut r = seeded(self.seed);
+        r.set_stream(self.id);
+        // The generator's output is a function of the word position alone, whatever mix of
+        // u32 and u64 draws reached it: skip the words served from the first block.
+        for _ in 0..self.served {
+            r.next_u32();
+        }
+        r
+    }
+}
+
+impl rand::TryRng for LazyRng {
+    type Error = std::convert::Infallible;
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Ok(self.get().next_u32())
+    }
+    /// The stream's first `u64` straight from its first block; any other from the generator.
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        if let Some(r) = &mut self.rng {
+            return Ok(r.next_u64());
+        }
+        if self.served == 0 {
+            self.served = 2;
+            let w = chacha8_first_block(&seed_key_cached(self.seed), self.id);
+            return Ok(u64::from(w[1]) << 32 | u64::from(w[0]));
+        }
+        Ok(self.get().next_u64())
+    }
+    #[inline]
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        self.get().fill_bytes(dst);
+        Ok(())
+    }
+}
+
+/// The first 16 words a `ChaCha8Rng` made by `from_seed(key)` and `set_stream(stream)` draws
+/// (block 0 of the stream): the ChaCha block function with 8 rounds (D. J. Bernstein,
+/// "ChaCha, a variant of Salsa20", 2008) on the state rand_chacha lays out (constants, the
+/// key's eight little-endian words, the 64-bit block counter 0, the 64-bit stream id), one
+/// block where the generator computes four. Checked word for word against rand_chacha by
+/// the tests below (both versions, on x86_64).
+#[inline]
+pub fn chacha8_first_block(key: &[u8; 32], stream: u64) -> [u32; 16] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it, and
+        // `chacha8_first_block_sse2` uses nothing else.
+        unsafe { chacha8_first_block_sse2(key, stream) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    chacha8_first_block_portable(key, stream)
+}
+
+/// The first block's initial rows: the constants, the key's two halves, counter 0 and the
+/// stream id.
+#[inline(always)]
+fn chacha8_rows(key: &[u8; 32], stream: u64) -> [[u32; 4]; 4] {
+    let w = |i: usize| u32::from_le_bytes([key[i], key[i + 1], key[i + 2], key[i + 3]]);
+    [
+        [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574],
+        [w(0), w(4), w(8), w(12)],
+        [w(16), w(20), w(24), w(28)],
+        [0, 0, stream as u32, (stream >> 32) as u32],
+    ]
+}
+
+/// [`chacha8_first_block`] with SSE2, a row a register (about a third of the portable
+/// version's instructions).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn chacha8_first_block_sse2(key: &[u8; 32], stream: u64) -> [u32; 16] {
+    use std::arch::x86_64::*;
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn rotl<const L: i32, const R: i32>(x: __m128i) -> __m128i {
+        _mm_or_si128(_mm_slli_epi32::<L>(x), _mm_srli_epi32::<R>(x))
+    }
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn rotl16(x: __m128i) -> __m128i {
+        _mm_shufflehi_epi16::<0b10_11_00_01>(_mm_shufflelo_epi16::<0b10_11_00_01>(x))
+    }
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn quarter_rounds(a: &mut __m128i, b: &mut __m128i, c: &mut __m128i, d: &mut __m128i) {
+        *a = _mm_add_epi32(*a, *b);
+        *d = rotl16(_mm_xor_si128(*d, *a));
+        *c = _mm_add_epi32(*c, *d);
+        *b = rotl::<12, 20>(_mm_xor_si128(*b, *c));
+        *a = _mm_add_epi32(*a, *b);
+        *d = rotl::<8, 24>(_mm_xor_si128(*d, *a));
+        *c = _mm_add_epi32(*c, *d);
+        *b = rotl::<7, 25>(_mm_xor_si128(*b, *c));
+    }
+    let row = |r: [u32; 4]| _mm_setr_epi32(r[0] as i32, r[1] as i32, r[2] as i32, r[3] as i32);
+    let [k, b0, c0, d0] = chacha8_rows(key, stream).map(row);
+    let (mut a, mut b, mut c, mut d) = (k, b0, c0, d0);
+    for _ in 0..4 {
+        // A column round, then a diagonal round on the rows turned into diagonals.
+        quarter_rounds(&mut a, &mut b, &mut c, &mut d);
+        b = _mm_shuffle_epi32::<0b00_11_10_01>(b);
+        c = _mm_shuffle_epi32::<0b01_00_11_10>(c);
+        d = _mm_shuffle_epi32::<0b10_01_00_11>(d);
+        quarter_rounds(&mut a, &mut b, &mut c, &mut d);
+        b = _mm_shuffle_epi32::<0b10_01_00_11>(b);
+        c = _mm_shuffle_epi32::<0b01_00_11_10>(c);
+        d = _mm_shuffle_epi32::<0b00_11_10_01>(d);
+    }
+    let rows = [
+        _mm_add_epi32(a, k),
+        _mm_add_epi32(b, b0),
+        _mm_add_epi32(c, c0),
+        _mm_add_epi32(d, d0),
+    ];
+    let mut out = [0u32; 16];
+    for (o, r) in out.chunks_exact_mut(4).zip(rows) {
+        // Lane i of `r` is word i of the row (little-endian lanes).
+        let lo = _mm_cvtsi128_si64(r) as u64;
+        let hi = _mm_cvtsi128_si64(_mm_unpackhi_epi64(r, r)) as u64;
+        o.copy_from_slice(&[lo as u32, (lo >> 32) as u32, hi as u32, (hi >> 32) as u32]);
+    }
+    out
+}
+
+/// [`chacha8_first_block`] in portable code, a row an array.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn chacha8_first_block_portable(key: &[u8; 32], stream: u64) -> [u32; 16] {
+    #[inline(always)]
+    fn add(x: &mut [u32; 4], y: &[u32; 4]) {
+        for i in 0..4 {
+            x[i] = x[i].wrapping_add(y[i]);
+        }
+    }
+    #[inline(always)]
+    fn xor_rotl(x: &mut [u32; 4], y: &[u32; 4], r: u32) {
+        for i in 0..4 {
+            x[i] = (x[i] ^ y[i]).rotate_left(r);
+        }
+    }
+    #[inline(always)]
+    fn quarter_rounds(a: &mut [u32; 4], b: &mut [u32; 4], c: &mut [u32; 4], d: &mut [u32; 4]) {
+        add(a, b);
+        xor_rotl(d, a, 16);
+        add(c, d);
+        xor_rotl(b, c, 12);
+        add(a, b);
+        xor_rotl(d, a, 8);
+        add(c, d);
+        xor_rotl(b, c, 7);
+    }
+    let [k, b0, c0, d0] = chacha8_rows(key, stream);
+    let (mut a, mut b, mut c, mut d) = (k, b0, c0, d0);
+    for _ in 0..4 {
+        quarter_rounds(&mut a, &mut b, &mut c, &mut d);
+        b = [b[1], b[2], b[3], b[0]];
+        c = [c[2], c[3], c[0], c[1]];
+        d = [d[3], d[0], d[1], d[2]];
+        quarter_rounds(&mut a, &mut b, &mut c, &mut d);
+        b = [b[3], b[0], b[1], b[2]];
+        c = [c[2], c[3], c[0], c[1]];
+        d = [d[1], d[2], d[3], d[0]];
+    }
+    add(&mut a, &k);
+    add(&mut b, &b0);
+    add(&mut c, &c0);
+    add(&mut d, &d0);
+    let mut out = [0u32; 16];
+    for (row, x) in out.chunks_exact_mut(4).zip([a, b, c, d]) {
+        row.copy_from_slice(&x);
+    }
+    out
 }
 
 /// SplitMix64 finaliser: a bijective, well-mixed map of u64 (Steele et al. 2014).
@@ -240,7 +430,6 @@ fn poisson_inversion<R: Rng>(rng: &mut R, lambda: f64) -> u64 {
 /// PTRS (Hörmann 1993, algorithm PTRS), `lambda >= 10`.
 fn poisson_ptrs<R: Rng>(rng: &mut R, lambda: f64) -> u64 {
     let slam = libm::sqrt(lambda);
-    let loglam = libm::log(lambda);
     let b = 0.931 + 2.53 * slam;
     let a = -0.059 + 0.02483 * b;
     let invalpha = 1.1239 + 1.1328 / (b - 3.4);
@@ -258,6 +447,9 @@ fn poisson_ptrs<R: Rng>(rng: &mut R, lambda: f64) -> u64 {
         if k < 0 || (us < 0.013 && v > us) {
             continue;
         }
+        // log(lambda) only here: most draws are accepted above without it (a pure function,
+        // so computing it on the way, as numpy does, or here gives the same value).
+        let loglam = libm::log(lambda);
         // log(v) of v == 0 is -inf, which accepts: the same as the paper.
         if libm::log(v) + libm::log(invalpha) - libm::log(a / (us * us) + b)
             <= -lambda + k as f64 * loglam - libm::lgamma(k as f64 + 1.0)
@@ -331,6 +523,56 @@ mod tests {
             }
         }
         assert_ne!(fresh(1, "vtgate", 0), fresh(2, "vtgate", 0));
+    }
+
+    /// The one-block ChaCha8 is rand_chacha's first block, for many keys and stream ids.
+    #[test]
+    fn the_first_block_is_the_generators() {
+        for seed in [0u64, 1, 42, 0xDEAD_BEEF, u64::MAX] {
+            for id in [0u64, 1, 7, 1 << 32, stream_id("vtgate", 3), u64::MAX] {
+                let key = seed_key(seed);
+                let mut r = ChaCha8Rng::from_seed(key);
+                r.set_stream(id);
+                let want: Vec<u32> = (0..16).map(|_| r.next_u32()).collect();
+                assert_eq!(
+                    chacha8_first_block(&key, id).to_vec(),
+                    want,
+                    "seed {seed} id {id}"
+                );
+                let portable = chacha8_first_block_portable(&key, id);
+                assert_eq!(portable.to_vec(), want, "seed {seed} id {id}");
+            }
+        }
+    }
+
+    /// Drawn through its `Rng` (first u64 from the first block, then the generator), a lazy
+    /// stream gives the eager stream's draws, in any mix of u32 and u64 draws, and after a
+    /// reseed.
+    #[test]
+    fn a_lazy_stream_drawn_directly_draws_what_the_eager_one_does() {
+        for seed in [3u64, 3, 17, u64::MAX] {
+            for i in [0u32, 5, 9999] {
+                let mut eager = stream(seed, "vtgate", i);
+                let mut lazy = LazyRng::new(seed ^ 1, "vtgate", i);
+                lazy.reseed(seed);
+                for k in 0..40 {
+                    if k % 3 == 2 {
+                        assert_eq!(lazy.next_u32(), eager.next_u32(), "seed {seed} {i} {k}");
+                    } else {
+                        assert_eq!(lazy.next_u64(), eager.next_u64(), "seed {seed} {i} {k}");
+                    }
+                }
+                // One draw through the trait, the rest through `get`.
+                let mut eager = stream(seed, "tablet", i);
+                let mut lazy = LazyRng::new(seed, "tablet", i);
+                assert_eq!(lazy.next_u64(), eager.next_u64());
+                for _ in 0..70 {
+                    assert_eq!(lazy.get().next_u64(), eager.next_u64());
+                }
+            }
+        }
+        let (mut a, mut b) = (LazyRng::new(1, "vtgate", 0), LazyRng::new(1, "vtgate", 1));
+        assert_ne!(a.next_u64(), b.next_u64());
     }
 
     #[test]

@@ -9,37 +9,52 @@
 //! Controller round trips between Available and the next SIGTERM are one `step_latency` draw.
 
 use super::event::Event;
-use super::params::{PrsCandidate, PrsReload, ReplicaOrder};
-use super::world::RolloutWorld;
+use super::params::{DurationDist, PrsCandidate, PrsReload, ReplicaOrder};
+use super::world::{sample_lazy, RolloutWorld};
 use crate::sim::rng::{below, shuffle};
-use crate::sim::{Scheduler, SimTime};
+use crate::sim::{Scheduler, SimTime, Simulation};
 
 impl RolloutWorld {
-    /// Fix each shard's restart order; return the first releases to schedule.
-    pub(super) fn plan_rollout(&mut self) -> Vec<(u16, SimTime)> {
-        let per = self.per_shard();
-        let start = SimTime::ZERO + self.p.operator.start_at;
-        let mut first = Vec::new();
-        for s in 0..self.shard_ops.len() {
-            let op = &mut self.shard_ops[s];
-            let mut replicas: Vec<u16> = (1..per).map(|k| (s * per + k) as u16).collect();
-            match &self.p.operator.replica_order {
-                ReplicaOrder::Random => shuffle(op.rng.get(), &mut replicas),
-                ReplicaOrder::Alias => {}
-                ReplicaOrder::Listed { order } => {
-                    replicas = order[s].iter().map(|&k| (s * per + k as usize) as u16).collect();
+    /// Fix each shard's restart order and schedule the first releases, shard by shard (the
+    /// constructor and the reset, `reuse.rs`, call it after the first polls). Each order is
+    /// built in the shard's kept vector.
+    pub(super) fn plan_rollout(sim: &mut Simulation<RolloutWorld>) {
+        let fixed = |d: &DurationDist| matches!(d, DurationDist::Fixed { .. });
+        for s in 0..sim.world.shard_ops.len() {
+            let w = &mut sim.world;
+            let per = w.per_shard();
+            let o = &w.p.operator;
+            // With two replicas and fixed durations the shuffle's one draw is the stream's
+            // only one: it comes from the stream's first block, with no generator made
+            // (`LazyRng`; the draws are the same either way).
+            let one_draw = per == 3
+                && fixed(&o.step_latency)
+                && (!o.restart_primary
+                    || (fixed(&o.prs_duration) && !matches!(o.prs_candidate, PrsCandidate::Random)));
+            let op = &mut w.shard_ops[s];
+            op.order.clear();
+            match &o.replica_order {
+                ReplicaOrder::Listed { order } => op
+                    .order
+                    .extend(order[s].iter().map(|&k| (s * per + k as usize) as u16)),
+                _ => op.order.extend((1..per).map(|k| (s * per + k) as u16)),
+            }
+            if let ReplicaOrder::Random = &o.replica_order {
+                if one_draw {
+                    shuffle(&mut op.rng, &mut op.order);
+                } else {
+                    shuffle(op.rng.get(), &mut op.order);
                 }
             }
-            if self.p.operator.restart_primary {
-                replicas.push((s * per) as u16);
+            if o.restart_primary {
+                op.order.push((s * per) as u16);
             }
-            op.order = replicas;
-            if s == 0 || self.p.operator.parallel_shards {
-                let d = self.p.operator.step_latency.sample_at(op.rng.get(), s * per);
-                first.push((s as u16, start + d));
+            if s == 0 || o.parallel_shards {
+                let start = SimTime::ZERO + o.start_at;
+                let d = sample_lazy(&o.step_latency, &mut op.rng, s * per);
+                sim.schedule(start + d, Event::Release { shard: s as u16 });
             }
         }
-        first
     }
 
     /// The shard's in-flight tablet is Available: release the next one or finish.
@@ -48,7 +63,7 @@ impl RolloutWorld {
         let op = &mut self.shard_ops[shard];
         if op.next < op.order.len() {
             let i = shard * per + op.next;
-            let d = self.p.operator.step_latency.sample_at(op.rng.get(), i);
+            let d = sample_lazy(&self.p.operator.step_latency, &mut op.rng, i);
             s.after(
                 d,
                 Event::Release {
@@ -66,7 +81,7 @@ impl RolloutWorld {
         if !self.p.operator.parallel_shards && shard + 1 < self.shard_ops.len() {
             let op = &mut self.shard_ops[shard + 1];
             let i = (shard + 1) * per;
-            let d = self.p.operator.step_latency.sample_at(op.rng.get(), i);
+            let d = sample_lazy(&self.p.operator.step_latency, &mut op.rng, i);
             s.after(
                 d,
                 Event::Release {
@@ -124,13 +139,10 @@ impl RolloutWorld {
             start: now,
             end: SimTime::MAX,
         });
-        let d = self.p.operator.prs_duration.sample_at(op.rng.get(), shard);
+        let d = sample_lazy(&self.p.operator.prs_duration, &mut op.rng, shard);
         self.tablets[old].serving = false;
         self.push_health(now, old, s);
-        for g in 0..self.m() {
-            let changed = self.recount(g, old);
-            self.reevaluate_if(changed, now, g, shard, s);
-        }
+        self.recount_all(now, old, s);
         s.after(
             d,
             Event::PrsEnd {

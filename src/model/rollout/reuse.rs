@@ -11,7 +11,7 @@
 
 use super::event::Event;
 use super::params::Phase;
-use super::world::{jitter, RolloutWorld, Route, ShardOp, Tablet, View, Vtgate, NONE};
+use super::world::{jitter, phase_draw, RolloutWorld, Route, ShardOp, Tablet, View, Vtgate, NONE};
 use crate::model::dist::offset_of;
 use crate::sim::rng::{cached_stream, uniform01};
 use crate::sim::{SimDuration, SimTime, Simulation};
@@ -85,17 +85,18 @@ impl RolloutWorld {
             rng.reseed(seed);
         }
         let backoff = p.vtgate.health_check_retry_delay.as_nanos();
-        for (i, v) in views.iter_mut().enumerate() {
-            let t = i % n;
-            *v = View {
-                hc_addr: t as u32,
-                gen: 0,
-                connected: true,
-                serving: true,
-                primary: tablets[t].primary,
-                backoff,
-                contrib: 0,
-            };
+        for row in views.chunks_exact_mut(n) {
+            for (t, (v, tab)) in row.iter_mut().zip(tablets.iter()).enumerate() {
+                *v = View {
+                    hc_addr: t as u32,
+                    gen: 0,
+                    connected: true,
+                    serving: true,
+                    primary: tab.primary,
+                    backoff,
+                    contrib: 0,
+                };
+            }
         }
         routes.fill(Route::START);
         for op in shard_ops.iter_mut() {
@@ -154,8 +155,8 @@ impl RolloutWorld {
                 rng,
                 wl_rng,
             } = &mut w.vtgates[g];
-            *rng = cached_stream(seed, "vtgate", g as u32);
-            let u = uniform01(rng);
+            rng.reseed(seed);
+            let u = phase_draw(rng, w.p.vtgate.poll_jitter);
             let d = match &w.p.vtgate.phase {
                 Phase::Uniform => offset_of(u, tper),
                 Phase::Clustered { window } => {
@@ -170,10 +171,7 @@ impl RolloutWorld {
             let first = *phase + jitter(rng, w.p.vtgate.poll_jitter);
             sim.schedule(first, Event::Poll { g: g as u16 });
         }
-        let releases = sim.world.plan_rollout();
-        for (s, t) in releases {
-            sim.schedule(t, Event::Release { shard: s });
-        }
+        RolloutWorld::plan_rollout(sim);
         RolloutWorld::schedule_first_queries(sim);
     }
 }

@@ -6,7 +6,7 @@
 //! `tablet_available_timeout` of continuous Ready (a flap restarts the timer).
 
 use super::event::Event;
-use super::world::{RestartRec, RolloutWorld, NONE};
+use super::world::{sample_lazy, RestartRec, RolloutWorld, NONE};
 use crate::model::dist::uniform_offset;
 use crate::sim::rng::exponential;
 use crate::sim::{Scheduler, SimDuration, SimTime};
@@ -64,11 +64,8 @@ impl RolloutWorld {
         tab.serving = false;
         tab.record = NONE;
         self.push_health(now, t, s);
-        for g in 0..m {
-            let changed = self.recount(g, t);
-            self.reevaluate_if(changed, now, g, shard as usize, s);
-        }
-        let d = self.p.tablets.drain_grace.sample_at(self.tablets[t].rng.get(), t);
+        self.recount_all(now, t, s);
+        let d = sample_lazy(&self.p.tablets.drain_grace, &mut self.tablets[t].rng, t);
         s.after(d, Event::Down { tablet: t as u16 });
     }
 
@@ -78,7 +75,7 @@ impl RolloutWorld {
         let shard = self.tablets[t].shard as usize;
         let r = self.tablets[t].restart as usize;
         self.restarts[r].down_at = now;
-        let d = self.p.tablets.restart.sample_at(self.tablets[t].rng.get(), t);
+        let d = sample_lazy(&self.p.tablets.restart, &mut self.tablets[t].rng, t);
         let publish_at = now + d;
         let tab = &mut self.tablets[t];
         tab.process_up = false;
@@ -136,11 +133,11 @@ impl RolloutWorld {
         }
         let r = self.tablets[t].restart as usize;
         self.restarts[r].publish_at = now;
-        let sap = self
-            .p
-            .tablets
-            .serving_after_publish
-            .sample_at(self.tablets[t].rng.get(), t);
+        let sap = sample_lazy(
+            &self.p.tablets.serving_after_publish,
+            &mut self.tablets[t].rng,
+            t,
+        );
         let tab = &mut self.tablets[t];
         // The record is published now (initTablet runs early), but the gRPC server, and so the
         // health stream, only answers from the first serving state (process_up in on_serve).
@@ -156,17 +153,15 @@ impl RolloutWorld {
 
     /// The new process serves; the pod turns Ready at the next probe.
     pub(super) fn on_serve(&mut self, now: SimTime, t: usize, s: &mut Scheduler<Event>) {
-        let shard = self.tablets[t].shard as usize;
         self.tablets[t].serving = true;
         self.tablets[t].process_up = true;
         let r = self.tablets[t].restart as usize;
         self.restarts[r].serving_at = now;
         self.push_health(now, t, s);
-        for g in 0..self.m() {
-            let changed = self.recount(g, t);
-            self.reevaluate_if(changed, now, g, shard, s);
-            self.check_discovery(now, g, t);
-        }
+        // Recounting touches no field a discovery reads, nor the other way round: the
+        // discoveries can follow all the recounts.
+        self.recount_all(now, t, s);
+        self.check_discovery_all(now, t);
         let ready = self.probe_at_or_after(t, now);
         self.tablets[t].avail_gen += 1;
         let gen = self.tablets[t].avail_gen;

@@ -16,7 +16,7 @@
 //!   limit of 3 attempts never binds here: at most one tablet per shard is in flight.
 
 use super::event::Event;
-use super::world::{RolloutWorld, NONE};
+use super::world::{RolloutWorld, View, NONE};
 use crate::sim::{Scheduler, SimDuration, SimTime};
 
 /// [`RolloutWorld::contrib`]: a believed replica.
@@ -32,6 +32,30 @@ pub(super) const WRITE_OK: u8 = 4;
 pub(super) fn lanes(c: u8) -> u64 {
     let c = u64::from(c);
     (c & 1) | (c & 2) << 15 | (c & 4) << 30
+}
+
+/// What a view `v` adds to its route ([`RolloutWorld::contrib`]), given its tablet's
+/// (serving, address, primary) and whether the vtgate may route a replica read to it by
+/// its cell (asked only of a view believed REPLICA).
+#[inline(always)]
+fn contrib_of(v: &View, (serving, addr, primary): (bool, u32, bool), local: impl FnOnce() -> bool) -> u8 {
+    if !v.routes() {
+        return 0;
+    }
+    let alive = serving && addr == v.hc_addr;
+    if v.primary {
+        if alive && primary {
+            WRITE_OK
+        } else {
+            0
+        }
+    } else if !local() {
+        0
+    } else if alive {
+        BELIEVED | READ_OK
+    } else {
+        BELIEVED
+    }
 }
 
 impl RolloutWorld {
@@ -260,6 +284,30 @@ impl RolloutWorld {
         }
     }
 
+    /// [`Self::check_discovery`] of every vtgate, with the tablet's and its restart's fields
+    /// read once.
+    pub(super) fn check_discovery_all(&mut self, now: SimTime, t: usize) {
+        let n = self.tablets.len();
+        let tab = &self.tablets[t];
+        if tab.restart == NONE || !tab.serving {
+            return;
+        }
+        let addr = tab.addr;
+        let r = &mut self.restarts[tab.restart as usize];
+        if r.serving_at == SimTime::MAX {
+            return;
+        }
+        let mut found = 0;
+        for (g, d) in r.discovered.iter_mut().enumerate() {
+            let v = &self.views[g * n + t];
+            if v.connected && v.serving && v.hc_addr == addr && *d == SimTime::MAX {
+                *d = now;
+                found += 1;
+            }
+        }
+        self.pending_discoveries -= found;
+    }
+
     /// Record the first time vtgate `g` routes to tablet `t`'s restarted process.
     pub(super) fn check_discovery(&mut self, now: SimTime, g: usize, t: usize) {
         let tab = &self.tablets[t];
@@ -283,27 +331,43 @@ impl RolloutWorld {
     /// primary). [`Self::route_scan`] is the OR over a shard's views.
     #[inline]
     pub(super) fn contrib(&self, g: usize, t: usize) -> u8 {
-        let v = &self.views[self.vi(g, t)];
-        if !v.routes() {
-            return 0;
-        }
         let tab = &self.tablets[t];
-        let alive = tab.serving && tab.addr == v.hc_addr;
-        if v.primary {
-            if alive && tab.primary {
-                WRITE_OK
-            } else {
-                0
+        contrib_of(
+            &self.views[self.vi(g, t)],
+            (tab.serving, tab.addr, tab.primary),
+            || self.replica_may_route(g, t),
+        )
+    }
+
+    /// vtgate `g` may route a replica read to tablet `t` by its cell: one cell, or replica
+    /// reads allowed to other cells, or `t` in `g`'s cell.
+    #[inline]
+    fn replica_may_route(&self, g: usize, t: usize) -> bool {
+        self.p.vtgate.replica_reads_other_cells
+            || self.shape.is_none()
+            || self.cell_of(t) == self.gate_cell(g)
+    }
+
+    /// [`Self::recount`] and [`Self::reevaluate_if`] of every vtgate's view of tablet `t`,
+    /// vtgate by vtgate (after a change of the tablet's own state), with the tablet's
+    /// fields read once.
+    pub(super) fn recount_all(&mut self, now: SimTime, t: usize, s: &mut Scheduler<Event>) {
+        let (n, s_n) = (self.tablets.len(), self.shard_ops.len());
+        let tab = &self.tablets[t];
+        let (state, shard) = ((tab.serving, tab.addr, tab.primary), tab.shard as usize);
+        for g in 0..self.m() {
+            let i = g * n + t;
+            let v = &self.views[i];
+            let (was, c) = (v.contrib, contrib_of(v, state, || self.replica_may_route(g, t)));
+            debug_assert_eq!(c, self.contrib(g, t));
+            if c == was {
+                debug_assert!(self.route_is_current(g, shard), "vtgate {g} shard {shard}");
+                continue;
             }
-        } else if !self.p.vtgate.replica_reads_other_cells
-            && self.shape.is_some()
-            && self.cell_of(t) != self.gate_cell(g)
-        {
-            0
-        } else if alive {
-            BELIEVED | READ_OK
-        } else {
-            BELIEVED
+            self.views[i].contrib = c;
+            let counts = &mut self.routes[g * s_n + shard].counts;
+            *counts = counts.wrapping_add(lanes(c)).wrapping_sub(lanes(was));
+            self.reevaluate(now, g, shard, s);
         }
     }
 
@@ -405,7 +469,9 @@ impl RolloutWorld {
         self.route_scan(g, shard) == (r.read, r.write_ok)
     }
 
-    /// Re-derive vtgate `g`'s routing for `shard`; close accounting intervals on a change.
+    /// Re-derive vtgate `g`'s routing for `shard`; close accounting intervals on a change
+    /// (inlined: most re-evaluations find the route as it was, a few instructions).
+    #[inline]
     pub(super) fn reevaluate(
         &mut self,
         now: SimTime,
@@ -415,6 +481,23 @@ impl RolloutWorld {
     ) {
         let (read, write_ok) = self.route_state(g, shard);
         let idx = g * self.shard_ops.len() + shard;
+        let r = &self.routes[idx];
+        if read != r.read || write_ok != r.write_ok {
+            self.route_moved(now, idx, read, write_ok, s);
+        }
+    }
+
+    /// [`Self::reevaluate`] of route `idx` whose state is now (`read`, `write_ok`), one of
+    /// them changed: close the intervals that changed.
+    #[inline(never)]
+    fn route_moved(
+        &mut self,
+        now: SimTime,
+        idx: usize,
+        read: u8,
+        write_ok: bool,
+        s: &mut Scheduler<Event>,
+    ) {
         if read != self.routes[idx].read {
             self.close_read(now, idx, read, &mut s.draws());
         }

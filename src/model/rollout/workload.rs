@@ -185,9 +185,31 @@ impl RolloutWorld {
     /// Its draws go to the trace: call it before the run's digest is taken.
     pub fn finish(&mut self, d: &mut Draws<'_>) {
         let now = d.now();
+        // What `close_read` and `close_write` draw for (the same conditions): without it, an
+        // interval in the state it closes to has nothing to count or record, and closing it
+        // only moves its start (done here, without the calls).
+        let reads_drawn = !self.per_query && self.read_rate_s > 0.0;
+        let writes_drawn = !self.per_query && self.write_rate_s > 0.0;
+        if reads_drawn && writes_drawn {
+            for idx in 0..self.routes.len() {
+                self.close_read(now, idx, 0, d);
+                self.close_write(now, idx, true, d);
+            }
+            return;
+        }
         for idx in 0..self.routes.len() {
-            self.close_read(now, idx, 0, d);
-            self.close_write(now, idx, true, d);
+            let r = &mut self.routes[idx];
+            if !reads_drawn && r.read == 0 {
+                r.read_since = now;
+            } else {
+                self.close_read(now, idx, 0, d);
+            }
+            let r = &mut self.routes[idx];
+            if !writes_drawn && r.write_ok {
+                r.write_since = now;
+            } else {
+                self.close_write(now, idx, true, d);
+            }
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::event::Event;
 use super::metrics::Burst;
-use super::params::{Phase, RolloutParams, WorkloadMode};
+use super::params::{DurationDist, Phase, RolloutParams, WorkloadMode};
 use crate::model::dist::{offset_of, uniform_offset};
 use crate::sim::rng::{cached_stream, exponential, uniform01, LazyRng};
 use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
@@ -78,8 +78,8 @@ pub struct Vtgate {
     pub(crate) phase: SimTime,
     /// Next tick of its ticker (before jitter).
     pub(crate) next_base: SimTime,
-    /// Its stream (`"vtgate"`, index): phase, then jitter.
-    pub(crate) rng: SimRng,
+    /// Its stream (`"vtgate"`, index): phase, then jitter ([`phase_draw`]).
+    pub(crate) rng: LazyRng,
     /// Its workload stream (`"workload"`, index).
     pub(crate) wl_rng: LazyRng,
 }
@@ -391,8 +391,8 @@ impl RolloutWorld {
         let mut vtgates = Vec::with_capacity(m);
         let mut first_polls = Vec::with_capacity(m);
         for g in 0..m {
-            let mut rng = stream(seed, "vtgate", g as u32);
-            let u = uniform01(&mut rng);
+            let mut rng = LazyRng::new(seed, "vtgate", g as u32);
+            let u = phase_draw(&mut rng, p.vtgate.poll_jitter);
             let phase = match &p.vtgate.phase {
                 Phase::Uniform => offset_of(u, tper),
                 Phase::Clustered { window } => {
@@ -479,15 +479,12 @@ impl RolloutWorld {
             }
         }
         world.mask_unwatched();
-        let releases = world.plan_rollout();
 
         let mut sim = Simulation::with_trace(world, trace);
         for (g, t) in first_polls.into_iter().enumerate() {
             sim.schedule(t, Event::Poll { g: g as u16 });
         }
-        for (s, t) in releases {
-            sim.schedule(t, Event::Release { shard: s });
-        }
+        RolloutWorld::plan_rollout(&mut sim);
         Self::schedule_first_queries(&mut sim);
         sim
     }
@@ -529,13 +526,15 @@ impl RolloutWorld {
         for route in self.routes.iter_mut() {
             route.counts = r | r << 16 | 1 << 32;
         }
-        for (v, t) in self.views.iter_mut().zip((0..n).cycle()) {
+        for row in self.views.chunks_exact_mut(n) {
             use super::vtgate::{BELIEVED, READ_OK, WRITE_OK};
-            v.contrib = if self.tablets[t].primary {
-                WRITE_OK
-            } else {
-                BELIEVED | READ_OK
-            };
+            for (v, tab) in row.iter_mut().zip(&self.tablets) {
+                v.contrib = if tab.primary {
+                    WRITE_OK
+                } else {
+                    BELIEVED | READ_OK
+                };
+            }
         }
     if let Some(shape) = self.shape.take() {
         // A vtgate has no health check on a tablet of a cell it does not watch.
@@ -619,11 +618,33 @@ fn stream(seed: u64, tag: &'static str, index: u32) -> SimRng {
 }
 
 /// Uniform jitter in [0, j) drawn from `rng` (no draw when j is zero).
-pub fn jitter(rng: &mut SimRng, j: SimDuration) -> SimDuration {
+pub fn jitter(rng: &mut LazyRng, j: SimDuration) -> SimDuration {
     if j == SimDuration::ZERO {
         SimDuration::ZERO
     } else {
-        uniform_offset(rng, j)
+        uniform_offset(rng.get(), j)
+    }
+}
+
+/// `d.sample_at(rng, index)` from a lazy stream, made only for a draw: a fixed duration
+/// draws nothing, so a component whose durations are all fixed costs no generator.
+#[inline]
+pub(crate) fn sample_lazy(d: &DurationDist, rng: &mut LazyRng, index: usize) -> SimDuration {
+    match d {
+        DurationDist::Fixed { value } => *value,
+        _ => d.sample_at(rng.get(), index),
+    }
+}
+
+/// A vtgate's phase draw, the first of its stream `rng`: without jitter it is the stream's
+/// only draw, taken from its first block with no generator made ([`LazyRng`]); with jitter
+/// the generator is made at once, as the polls draw from it.
+#[inline]
+pub(crate) fn phase_draw(rng: &mut LazyRng, jitter: SimDuration) -> f64 {
+    if jitter == SimDuration::ZERO {
+        uniform01(rng)
+    } else {
+        uniform01(rng.get())
     }
 }
 
