@@ -416,14 +416,25 @@ impl Buf {
             hashing: false,
         }
     }
-    /// Room for one record.
+    /// Room for one record, as an array: the encoders' offsets are bounded by the record's
+    /// layout (at most [`MAX_RECORD`]), so the compiler checks none of their writes.
     #[inline(always)]
-    fn room(&mut self) -> &mut [u8] {
-        if self.bytes.len() - self.len < MAX_RECORD {
-            self.grow();
-        }
+    fn room(&mut self) -> &mut [u8; MAX_RECORD] {
+        // The very checks the slicing makes, so that on this path (no growth) it makes none.
         let at = self.len;
-        &mut self.bytes[at..at + MAX_RECORD]
+        if self
+            .bytes
+            .get(at..)
+            .is_some_and(|rest| rest.len() >= MAX_RECORD)
+        {
+            return self.bytes[at..]
+                .first_chunk_mut()
+                .expect("checked just above");
+        }
+        self.grow();
+        self.bytes[at..]
+            .first_chunk_mut()
+            .expect("grow leaves MAX_RECORD bytes past len")
     }
     #[cold]
     #[inline(never)]
@@ -477,39 +488,44 @@ fn hex(hash: &[u8; 32]) -> String {
 }
 
 /// Write `v` as unsigned LEB128 at `out[at..]`; returns the position after it. One and two
-/// bytes (below 2^14: most time deltas, indices and payload words) without the loop.
+/// bytes (below 2^14: most time deltas, indices and payload words) without the loop. The
+/// position returned is at most `at + 10` in a way the compiler can see, so the writes that
+/// follow in a record need no bounds check.
 #[inline(always)]
-fn leb128_at(out: &mut [u8], at: usize, v: u64) -> usize {
+fn leb128_at(out: &mut [u8; MAX_RECORD], at: usize, v: u64) -> usize {
     if v < 0x80 {
         out[at] = v as u8;
         at + 1
     } else if v < 0x4000 {
-        let two = &mut out[at..at + 2];
-        two[0] = (v as u8) | 0x80;
-        two[1] = (v >> 7) as u8;
+        out[at] = (v as u8) | 0x80;
+        out[at + 1] = (v >> 7) as u8;
         at + 2
     } else {
         leb128_long_at(out, at, v)
     }
 }
 
-/// [`leb128_at`] of any value.
+/// [`leb128_at`] of any value. The position it returns is clamped to `at + 10` (where it is
+/// anyway: a `u64` has at most 10 LEB128 bytes), once a value rather than once a byte, so the
+/// compiler can bound the offsets of the words that follow.
 #[inline(always)]
-fn leb128_long_at(out: &mut [u8], mut at: usize, mut v: u64) -> usize {
+fn leb128_long_at(out: &mut [u8; MAX_RECORD], at: usize, mut v: u64) -> usize {
+    let mut end = at;
     while v >= 0x80 {
-        out[at] = (v as u8) | 0x80;
+        out[end] = (v as u8) | 0x80;
         v >>= 7;
-        at += 1;
+        end += 1;
     }
-    out[at] = v as u8;
-    at + 1
+    out[end] = v as u8;
+    debug_assert!(end < at + 10);
+    (end + 1).min(at + 10)
 }
 
 /// Write a name (its length, cut at 255, and its bytes) at `out[at..]`; returns the position
 /// after it. A name of 4 to 32 bytes (all of them in practice) is copied as two fixed-size
 /// overlapping words instead of through a `memcpy` call.
 #[inline(always)]
-fn name_at(out: &mut [u8], at: usize, s: &str) -> usize {
+fn name_at(out: &mut [u8; MAX_RECORD], at: usize, s: &str) -> usize {
     let s = s.as_bytes();
     let n = s.len().min(255);
     out[at] = n as u8;
