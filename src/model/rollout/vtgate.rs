@@ -58,6 +58,13 @@ fn contrib_of(v: &View, (serving, addr, primary): (bool, u32, bool), local: impl
     }
 }
 
+/// A view that routes to the process at `addr`: connected to it and told it serves (what
+/// a discovery of a restarted tablet waits for).
+#[inline(always)]
+fn discovers(v: &View, addr: u32) -> bool {
+    v.connected && v.serving && v.hc_addr == addr
+}
+
 impl RolloutWorld {
     /// A full `loadTablets`.
     pub(super) fn on_poll(&mut self, now: SimTime, g: usize, s: &mut Scheduler<Event>) {
@@ -300,7 +307,7 @@ impl RolloutWorld {
         let mut found = 0;
         for (g, d) in r.discovered.iter_mut().enumerate() {
             let v = &self.views[g * n + t];
-            if v.connected && v.serving && v.hc_addr == addr && *d == SimTime::MAX {
+            if discovers(v, addr) && *d == SimTime::MAX {
                 *d = now;
                 found += 1;
             }
@@ -314,8 +321,7 @@ impl RolloutWorld {
         if tab.restart == NONE || !tab.serving {
             return;
         }
-        let v = self.views[self.vi(g, t)];
-        if !(v.connected && v.serving && v.hc_addr == tab.addr) {
+        if !discovers(&self.views[self.vi(g, t)], tab.addr) {
             return;
         }
         let r = &mut self.restarts[tab.restart as usize];
@@ -364,9 +370,7 @@ impl RolloutWorld {
                 debug_assert!(self.route_is_current(g, shard), "vtgate {g} shard {shard}");
                 continue;
             }
-            self.views[i].contrib = c;
-            let counts = &mut self.routes[g * s_n + shard].counts;
-            *counts = counts.wrapping_add(lanes(c)).wrapping_sub(lanes(was));
+            self.set_contrib(i, g * s_n + shard, was, c);
             self.reevaluate(now, g, shard, s);
         }
     }
@@ -384,12 +388,18 @@ impl RolloutWorld {
         if now == was {
             return false;
         }
-        self.views[i].contrib = now;
         let idx = g * self.shard_ops.len() + self.tablets[t].shard as usize;
-        let c = &mut self.routes[idx].counts;
-        // The lanes never underflow: the counts include what the view added before.
-        *c = c.wrapping_add(lanes(now)).wrapping_sub(lanes(was));
+        self.set_contrib(i, idx, was, now);
         true
+    }
+
+    /// View `i`'s contribution becomes `c` (it was `was`); route `idx`'s counters move with it.
+    #[inline(always)]
+    fn set_contrib(&mut self, i: usize, idx: usize, was: u8, c: u8) {
+        self.views[i].contrib = c;
+        let counts = &mut self.routes[idx].counts;
+        // The lanes never underflow: the counts include what the view added before.
+        *counts = counts.wrapping_add(lanes(c)).wrapping_sub(lanes(was));
     }
 
     /// (read state, write ok) of vtgate `g` for `shard`, from the route's counters (O(1));
