@@ -33,17 +33,6 @@ pub fn best_of_each(times: usize, fs: &mut [&mut dyn FnMut()]) -> Vec<(f64, f64)
     best
 }
 
-/// Best (least) CPU and wall seconds of `f` over `times` calls.
-pub fn best_of(times: usize, mut f: impl FnMut()) -> (f64, f64) {
-    let (mut cpu, mut wall) = (f64::INFINITY, f64::INFINITY);
-    for _ in 0..times {
-        let (c0, t0) = (cpu_s(), std::time::Instant::now());
-        f();
-        cpu = cpu.min(cpu_s() - c0);
-        wall = wall.min(t0.elapsed().as_secs_f64());
-    }
-    (cpu, wall)
-}
 use std::process::Command;
 
 /// The peer script `name` (in `benches/peer/`, found from the repository, never from the
