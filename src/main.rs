@@ -148,13 +148,12 @@ enum Cmd {
         /// With --knob: the target (a probability for a 0/1 metric).
         #[arg(long)]
         target: Option<f64>,
-        /// With --knob: `min` (the smallest value that clears) or `max` (the largest)
-        /// [default: min].
-        #[arg(long, value_parser = ["min", "max"])]
-        direction: Option<String>,
-        /// With --knob: the metric must be `below` or `above` the target [default: below].
-        #[arg(long, value_parser = ["below", "above"])]
-        want: Option<String>,
+        /// With --knob: `min` (the smallest value that clears) or `max` (the largest).
+        #[arg(long, default_value = "min", value_parser = ["min", "max"])]
+        direction: String,
+        /// With --knob: the metric must be `below` or `above` the target.
+        #[arg(long, default_value = "below", value_parser = ["below", "above"])]
+        want: String,
         /// Candidates A..B (durations or numbers, like the parameter) [--knob default:
         /// step .. 4 × the model's value; --gate default: 1s .. 3 × gate].
         #[arg(long, value_name = "A..B")]
@@ -635,12 +634,12 @@ fn dispatch(cli: Cli, matches: &clap::ArgMatches) -> Result<ExitCode> {
                     knob: knob.expect("one form"),
                     metric: metric.ok_or_else(|| bad("--knob needs --metric NAME"))?,
                     target: target.ok_or_else(|| bad("--knob needs --target X"))?,
-                    want: if want.as_deref() == Some("above") {
+                    want: if want == "above" {
                         advise::Want::Above
                     } else {
                         advise::Want::Below
                     },
-                    direction: if direction.as_deref() == Some("max") {
+                    direction: if direction == "max" {
                         advise::Direction::Max
                     } else {
                         advise::Direction::Min
