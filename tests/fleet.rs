@@ -287,6 +287,54 @@ fn deferred_query_ends_give_the_runs_of_one_event_per_end() {
     }
 }
 
+/// The rollout inside the fleet skips the health-check dials that must fail before a new
+/// process serves, as the rollout model does: the same runs as stepping each one (the hidden
+/// `FleetSteppedDials`), every figure but the event count equal, fewer events.
+#[test]
+fn skipped_failing_dials_give_the_fleet_runs_of_stepping_them() {
+    use vtsim::model::fleet::{Fleet, FleetSteppedDials};
+    let mut quiet = FleetParams::default();
+    quiet.reads.rate = ReadRate::PerVtgate { rps: 100.0 };
+    let mut overloaded = FleetParams::default();
+    overloaded.pool.capacity = 20;
+    overloaded.reads.rate = ReadRate::Load { per_replica: 0.7 };
+    let mut fewer = 0;
+    for (what, p, seeds) in [
+        ("quiet", &quiet, 1..=3u64),
+        ("overloaded", &overloaded, 1..=2),
+    ] {
+        for seed in seeds {
+            let a = vtsim::model::run_detailed::<Fleet>(p, seed, RunOptions::default());
+            let b = vtsim::model::run_detailed::<FleetSteppedDials>(p, seed, RunOptions::default());
+            for (i, d) in a.output.metric_defs().iter().enumerate() {
+                if d.name == "handled_events" {
+                    continue;
+                }
+                assert_eq!(
+                    a.output.metrics[i].to_bits(),
+                    b.output.metrics[i].to_bits(),
+                    "{what} seed {seed}: {}",
+                    d.name
+                );
+            }
+            assert_eq!(a.seconds.len(), b.seconds.len());
+            for (k, (x, y)) in a.seconds.iter().zip(&b.seconds).enumerate() {
+                assert_eq!(
+                    format!("{x:?}"),
+                    format!("{y:?}"),
+                    "{what} seed {seed} second {k}"
+                );
+            }
+            assert!(a.output.events <= b.output.events, "{what} seed {seed}");
+            if a.output.events < b.output.events {
+                fewer += 1;
+                assert_ne!(a.output.digest, b.output.digest);
+            }
+        }
+    }
+    assert!(fewer > 0, "no run skipped a dial");
+}
+
 /// Long queries outlive the 3 s shutdown grace of a drained tablet: they fail as "pool
 /// closed" (killed at the grace's end, or still in the pool when the pod is gone), and the
 /// reads are still conserved.

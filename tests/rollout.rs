@@ -2,7 +2,7 @@
 //! fast vs per-query agreement (`docs/rollout.md`, "The incident").
 
 use vtsim::model::rollout::{
-    run_detailed, DurationDist, Phase, RolloutParams, RolloutRun, WorkloadMode,
+    run_detailed, DurationDist, Phase, Rollout, RolloutParams, RolloutRun, WorkloadMode,
 };
 use vtsim::model::{MetricDef, Model};
 use vtsim::model::{RunOptions, WorldSpec};
@@ -616,5 +616,112 @@ fn cell_and_outage_mistakes_name_the_field() {
         f(&mut p);
         let e = p.check().expect_err(field);
         assert_eq!(e.field, field, "{e}");
+    }
+}
+
+/// The health-check dials that must fail before a new process serves are not stepped as
+/// events (`RolloutWorld::serve_pending`): the same runs as stepping each one (the hidden
+/// `RolloutSteppedDials`, as the model did before). Every metric bit but `handled_events`,
+/// every restart's per-vtgate discovery time, exposure, poll and vtgate log note equal; fewer
+/// events, another digest. Checked on the default model, at 200 vtgates (the advise preset's
+/// world), with a kept address, a short refresh, a low backoff cap, readiness flaps, per-query
+/// mode, the multicell model with a topology outage, and the incident.
+#[test]
+fn skipped_failing_dials_give_the_runs_of_stepping_them() {
+    use vtsim::model::rollout::{run_with_logs, RolloutSteppedDials};
+    let default = load("models/rollout-default.ron");
+    let mut wide = default.clone();
+    wide.vtgates = 200;
+    wide.vtgate.tablet_refresh_interval = secs(33.0);
+    let mut kept = default.clone();
+    kept.tablets.keep_address_on_restart = true;
+    // Dials every 0.5 s at most: some fall between the publish and the serving (with the
+    // default 60 s cap the backoff has grown past that window by then).
+    kept.vtgate.healthcheck_timeout = secs(0.5);
+    let mut fast = default.clone();
+    fast.vtgate.tablet_refresh_interval = secs(2.0);
+    fast.vtgates = 20;
+    let mut capped = fast.clone();
+    capped.vtgate.healthcheck_timeout = secs(0.1);
+    let mut flaps = default.clone();
+    flaps.tablets.readiness_flaps_per_hour = 60.0;
+    flaps.vtgate.tablet_refresh_interval = secs(10.0);
+    let mut per_query = default.clone();
+    per_query.vtgates = 4;
+    per_query.workload.mode = WorkloadMode::PerQuery;
+    let mut outage = load("models/rollout-multicell.ron");
+    outage.vtgate.topo_outage.start = secs(60.0);
+    outage.vtgate.topo_outage.length = secs(90.0);
+    outage.vtgate.topo_outage.cells = vec!["zone2".into()];
+    // (case, parameters, seeds, whether some run must skip a dial)
+    let cases = [
+        ("rollout-default", default, 40, true),
+        ("200 vtgates, T = 33 s", wide, 4, true),
+        ("kept address, cap 0.5 s", kept, 40, true),
+        ("T = 2 s", fast, 20, true),
+        ("T = 2 s, cap 100 ms", capped, 20, true),
+        ("flaps", flaps, 40, true),
+        ("per-query", per_query, 10, true),
+        ("multicell outage", outage, 20, true),
+        // Its explicit phases put no poll between a publish and the serving: the same events
+        // and digest.
+        ("incident-000", load("models/incident-000.ron"), 20, false),
+    ];
+    let handled = Rollout::metric_defs()
+        .iter()
+        .position(|d| d.name == "handled_events")
+        .expect("handled_events");
+    for (what, p, seeds, skips) in &cases {
+        let (mut fewer, mut events, mut stepped) = (0, 0, 0);
+        for r in 0..*seeds {
+            let seed = replicate_seed(11, r);
+            let a = run_with_logs(p, seed, RunOptions::default());
+            let b =
+                vtsim::model::run_with::<RolloutSteppedDials>(p, seed, RunOptions::default(), true);
+            let bits = |m: &[f64]| {
+                m.iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != handled)
+                    .map(|(_, x)| x.to_bits())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                bits(&a.output.metrics),
+                bits(&b.output.metrics),
+                "{what} seed {r}"
+            );
+            let (x, y) = (&a.detail, &b.detail);
+            assert_eq!(
+                format!("{:?}", x.restarts),
+                format!("{:?}", y.restarts),
+                "{what} {r}"
+            );
+            assert_eq!(
+                format!("{:?}", x.exposures),
+                format!("{:?}", y.exposures),
+                "{what} {r}"
+            );
+            assert_eq!(x.poll_log, y.poll_log, "{what} {r}");
+            assert_eq!(x.journal, y.journal, "{what} {r}");
+            assert_eq!(a.end, b.end, "{what} {r}");
+            assert!(a.output.events <= b.output.events, "{what} {r}");
+            assert_eq!(a.output.metrics[handled], a.output.events as f64);
+            if a.output.events < b.output.events {
+                fewer += 1;
+                assert_ne!(a.output.digest, b.output.digest, "{what} {r}");
+            } else {
+                assert_eq!(a.output.digest, b.output.digest, "{what} {r}");
+            }
+            events += a.output.events;
+            stepped += b.output.events;
+        }
+        // The skipped dials are there to skip: a vtgate polls between a tablet's publish and
+        // its serving in some run of every case.
+        assert_eq!(
+            fewer > 0,
+            *skips,
+            "{what}: {fewer} of {seeds} runs skipped a dial"
+        );
+        println!("{what}: {events} events, {stepped} stepped, {fewer} of {seeds} runs fewer");
     }
 }

@@ -168,3 +168,15 @@ twin_model! {
     FleetEager of Fleet,
     simulation: |p, seed, trace, logs| FleetWorld::simulation_deferring(p, seed, trace, logs, false)
 }
+
+twin_model! {
+    /// [`Fleet`] with its rollout stepping every health-check dial that must fail before a new
+    /// process serves (`RolloutSteppedDials`): the same runs, every figure but the event count
+    /// equal, another digest. Only for the check of that in `tests/fleet.rs`.
+    FleetSteppedDials of Fleet,
+    simulation: |p, seed, trace, logs| {
+        let mut sim = FleetWorld::simulation(p, seed, trace, logs);
+        sim.world.rollout.step_dials = true;
+        sim
+    }
+}

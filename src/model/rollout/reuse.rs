@@ -55,6 +55,8 @@ impl RolloutWorld {
             // below, as the constructor applies it).
             shape: _,
             outage: _,
+            // A property of the model (the twin), kept.
+            step_dials: _,
         } = &mut sim.world;
         let per = p.replicas_per_shard as usize + 1;
         let n = tablets.len();
@@ -68,6 +70,7 @@ impl RolloutWorld {
                 record,
                 restart,
                 publish_at,
+                serve_at,
                 probe_origin,
                 avail_gen,
                 rng,
@@ -80,6 +83,7 @@ impl RolloutWorld {
             *record = t as u32;
             *restart = NONE;
             *publish_at = SimTime::ZERO;
+            *serve_at = SimTime::ZERO;
             *probe_origin = SimTime::ZERO;
             *avail_gen = 0;
             rng.reseed(seed);

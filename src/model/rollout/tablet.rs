@@ -142,6 +142,7 @@ impl RolloutWorld {
         // The record is published now (initTablet runs early), but the gRPC server, and so the
         // health stream, only answers from the first serving state (process_up in on_serve).
         tab.record = tab.addr;
+        tab.serve_at = now + sap;
         let phase = if period == SimDuration::ZERO {
             SimDuration::ZERO
         } else {
@@ -153,6 +154,7 @@ impl RolloutWorld {
 
     /// The new process serves; the pod turns Ready at the next probe.
     pub(super) fn on_serve(&mut self, now: SimTime, t: usize, s: &mut Scheduler<Event>) {
+        debug_assert_eq!(now, self.tablets[t].serve_at);
         self.tablets[t].serving = true;
         self.tablets[t].process_up = true;
         let r = self.tablets[t].restart as usize;

@@ -35,6 +35,9 @@ pub struct Tablet {
     pub(crate) restart: u32,
     /// When the new process publishes its address (known from Down on).
     pub(crate) publish_at: SimTime,
+    /// When the new process first serves, so `process_up` turns true (known from Publish on:
+    /// valid while the record is published and the process is not up).
+    pub(crate) serve_at: SimTime,
     /// Origin of the readiness-probe grid of the current pod.
     pub(crate) probe_origin: SimTime,
     /// Availability generation: a Ready, Flap or Available event of an older one is stale.
@@ -328,6 +331,9 @@ pub struct RolloutWorld {
     pub(crate) shape: Option<super::cells::Shape>,
     /// The topology outage, if any.
     pub(crate) outage: Option<super::cells::Outage>,
+    /// Step every health-check dial that must fail as an event (the hidden twin
+    /// `RolloutSteppedDials`), instead of scheduling the first one that can succeed.
+    pub(crate) step_dials: bool,
 }
 
 impl RolloutWorld {
@@ -375,6 +381,7 @@ impl RolloutWorld {
                 record: t as u32,
                 restart: NONE,
                 publish_at: SimTime::ZERO,
+                serve_at: SimTime::ZERO,
                 probe_origin: SimTime::ZERO,
                 avail_gen: 0,
                 rng: LazyRng::new(seed, "tablet", t as u32),
@@ -470,6 +477,7 @@ impl RolloutWorld {
             prs: Vec::new(),
             shape: super::cells::Shape::of(p),
             outage: super::cells::Outage::of(p),
+            step_dials: false,
         };
         for g in 0..m {
             for t in 0..n {
