@@ -725,3 +725,68 @@ fn skipped_failing_dials_give_the_runs_of_stepping_them() {
         println!("{what}: {events} events, {stepped} stepped, {fewer} of {seeds} runs fewer");
     }
 }
+
+/// Without jitter the vtgates' polls are kept in a ring and only the earliest is a pending
+/// event, with the sequence number its own event would have had (`world::Tick`): every run is
+/// the one with a pending poll per vtgate (the hidden `RolloutPollEvents`), digest and event
+/// count included, through a fresh world and a reset one. Ties are where an order could slip:
+/// vtgates with equal explicit phases, a clustered window of 1 ns (every vtgate at one
+/// phase), fixed durations on whole seconds (a poll at the instant of a tablet's change),
+/// one vtgate, and jitter (no ring).
+#[test]
+fn the_poll_ring_runs_as_one_event_per_vtgate() {
+    use vtsim::model::rollout::RolloutPollEvents;
+    let default = load("models/rollout-default.ron");
+    let mut same = default.clone();
+    same.vtgates = 6;
+    same.vtgate.tablet_refresh_interval = secs(10.0);
+    same.vtgate.phase = Phase::Explicit {
+        offsets: [0.0, 5.0, 5.0, 0.0, 2.0, 5.0]
+            .iter()
+            .map(|&x| secs(x))
+            .collect(),
+    };
+    // The incident's zero delays and fixed whole-second durations with those phases: drains,
+    // publishes and serves land on poll instants.
+    let mut round = load("models/incident-000.ron");
+    round.vtgates = 6;
+    round.vtgate.tablet_refresh_interval = secs(10.0);
+    round.vtgate.phase = same.vtgate.phase.clone();
+    round.tablets.restart = DurationDist::Fixed { value: secs(20.0) };
+    let mut one_phase = default.clone();
+    one_phase.vtgates = 12;
+    // A 1 ns window (zero is refused): every vtgate at the fleet's one phase.
+    one_phase.vtgate.phase = Phase::Clustered {
+        window: SimDuration::from_nanos(1),
+    };
+    let mut one = default.clone();
+    one.vtgates = 1;
+    let mut jitter = default.clone();
+    jitter.vtgate.poll_jitter = secs(2.0);
+    let mut wide = default.clone();
+    wide.vtgates = 200;
+    wide.vtgate.tablet_refresh_interval = secs(33.0);
+    let cases = [
+        ("rollout-default", default, 30),
+        ("equal explicit phases", same, 10),
+        ("equal phases, whole seconds", round, 10),
+        ("one phase", one_phase, 10),
+        ("one vtgate", one, 10),
+        ("jitter", jitter, 10),
+        ("200 vtgates", wide, 3),
+        ("multicell", load("models/rollout-multicell.ron"), 10),
+        ("incident-000", load("models/incident-000.ron"), 10),
+    ];
+    for (what, p, seeds) in &cases {
+        let spec = WorldSpec::Rollout(p.clone());
+        assert!(spec.validate().is_ok(), "{what}");
+        let mut runner = spec.runner();
+        for r in 0..*seeds {
+            let seed = replicate_seed(5, r);
+            let a = runner.run(seed, RunOptions::default());
+            let b = vtsim::model::run_detailed::<RolloutPollEvents>(p, seed, RunOptions::default());
+            assert_eq!(a.digest, b.output.digest, "{what} seed {r}");
+            assert_eq!(a.events, b.output.events, "{what} seed {r}");
+        }
+    }
+}

@@ -53,6 +53,20 @@ impl<E: Copy> Scheduler<E> {
     pub fn after(&mut self, delay: SimDuration, event: E) {
         self.queue.push(self.now + delay, event);
     }
+    /// The sequence number an [`Self::at`] now would give its event, for an event the world
+    /// keeps and schedules later with [`Self::at_reserved`] ([`EventQueue::reserve`]). Not for
+    /// a component run through [`Self::nest`], whose events the host renumbers.
+    #[inline]
+    pub fn reserve(&mut self) -> u64 {
+        self.queue.reserve()
+    }
+    /// Schedule `event` at `at` (not in the past) with a number from [`Self::reserve`]: it
+    /// pops where it would have had it been scheduled when the number was taken.
+    #[inline]
+    pub fn at_reserved(&mut self, at: SimTime, seq: u64, event: E) {
+        debug_assert!(at >= self.now, "a reserved event in the past");
+        self.queue.push_reserved(at, seq, event);
+    }
     /// Stop the run after this event.
     pub fn stop(&mut self) {
         self.stopped = true;
@@ -174,6 +188,14 @@ impl<W: World> Simulation<W> {
     /// Schedule an event from outside the world (initial events).
     pub fn schedule(&mut self, at: SimTime, event: W::Event) {
         self.sched.at(at, event);
+    }
+    /// [`Scheduler::reserve`] from outside the world (initial events).
+    pub fn reserve(&mut self) -> u64 {
+        self.sched.reserve()
+    }
+    /// [`Scheduler::at_reserved`] from outside the world (initial events).
+    pub fn schedule_reserved(&mut self, at: SimTime, seq: u64, event: W::Event) {
+        self.sched.at_reserved(at, seq, event);
     }
     /// The current time.
     pub fn now(&self) -> SimTime {

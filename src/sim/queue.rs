@@ -89,12 +89,31 @@ impl<E: Copy> EventQueue<E> {
     /// Schedule `event` at `time`. Later pushes at an equal time pop later.
     #[inline]
     pub fn push(&mut self, time: SimTime, event: E) {
+        let seq = self.reserve();
+        self.push_reserved(time, seq, event);
+    }
+
+    /// Take the sequence number a [`Self::push`] now would take, without pushing. The caller
+    /// keeps the event (e.g. one of a fleet of fixed-period tickers whose order it knows) and
+    /// pushes it later with [`Self::push_reserved`]: it then pops exactly where it would have
+    /// popped had it been pushed now, provided it is in the queue before any event that orders
+    /// after it pops.
+    #[inline]
+    pub fn reserve(&mut self) -> u64 {
+        let seq = self.seq;
+        self.seq += 1;
+        seq
+    }
+
+    /// Schedule `event` at `time` with a sequence number from [`Self::reserve`], used once.
+    #[inline]
+    pub fn push_reserved(&mut self, time: SimTime, seq: u64, event: E) {
+        debug_assert!(seq < self.seq, "a sequence number not reserved");
         let item = Entry {
             time: time.0,
-            seq: self.seq,
+            seq,
             event,
         };
-        self.seq += 1;
         let i = self.heap.len();
         self.heap.push(item);
         let h = &mut self.heap[..];

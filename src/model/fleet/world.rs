@@ -125,7 +125,7 @@ impl FleetWorld {
         // The rollout world exactly as the rollout model builds it (same seed, same streams):
         // its draws are shared, so its exposures are the rollout model's (common random numbers).
         let (rollout, primed) =
-            RolloutWorld::simulation_with_logs(&rp, seed, Trace::off(), logs).into_parts();
+            RolloutWorld::simulation_nested(&rp, seed, logs).into_parts();
         let pool_params = p.pool_params();
         let n = rollout.tablets.len();
         let pools: Vec<Slot> = (0..n)

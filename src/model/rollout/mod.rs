@@ -190,3 +190,12 @@ twin_model! {
         sim
     }
 }
+
+twin_model! {
+    /// [`Rollout`] with every vtgate's next poll its own pending event, as a nested rollout
+    /// runs (`RolloutWorld::simulation_nested`), instead of the ring of `world::Tick`: the
+    /// same events in the same order, the same digest. Only for the check of that in
+    /// `tests/rollout.rs`.
+    RolloutPollEvents of Rollout,
+    simulation: |p, seed, trace, logs| RolloutWorld::simulation_built(p, seed, trace, logs, false)
+}

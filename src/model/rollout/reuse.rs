@@ -9,9 +9,10 @@
 //! Every struct is destructured without `..`, so a field added to the world (or to a tablet,
 //! view, vtgate, route or shard) does not compile here until the reset sets it.
 
-use super::event::Event;
 use super::params::Phase;
-use super::world::{jitter, phase_draw, RolloutWorld, Route, ShardOp, Tablet, View, Vtgate, NONE};
+use super::world::{
+    jitter, phase_draw, RolloutWorld, Route, ShardOp, Tablet, Tick, View, Vtgate, NONE,
+};
 use crate::model::dist::offset_of;
 use crate::sim::rng::{cached_stream, uniform01};
 use crate::sim::{SimDuration, SimTime, Simulation};
@@ -57,7 +58,12 @@ impl RolloutWorld {
             outage: _,
             // A property of the model (the twin), kept.
             step_dials: _,
+            // Kept too (parameters and nesting); the ring is refilled with the first polls.
+            use_ticks: _,
+            ticks,
+            tick_head: _,
         } = &mut sim.world;
+        ticks.clear();
         let per = p.replicas_per_shard as usize + 1;
         let n = tablets.len();
         for (t, tab) in tablets.iter_mut().enumerate() {
@@ -173,8 +179,13 @@ impl RolloutWorld {
             *next_base = *phase;
             wl_rng.reseed(seed);
             let first = *phase + jitter(rng, w.p.vtgate.poll_jitter);
-            sim.schedule(first, Event::Poll { g: g as u16 });
+            w.ticks.push(Tick {
+                at: first,
+                seq: 0,
+                g: g as u16,
+            });
         }
+        RolloutWorld::schedule_first_polls(sim);
         RolloutWorld::plan_rollout(sim);
         RolloutWorld::schedule_first_queries(sim);
     }

@@ -105,7 +105,25 @@ impl RolloutWorld {
         let v = &mut self.vtgates[g];
         v.next_base += tper;
         let at = v.next_base + super::world::jitter(&mut v.rng, j);
-        s.at(at, Event::Poll { g: g as u16 });
+        if self.use_ticks {
+            // The poll after this one joins the end of the ring with the number its event
+            // would take now, and the ring's next poll becomes the pending event
+            // (`world::Tick`).
+            let seq = s.reserve();
+            let h = self.tick_head;
+            debug_assert_eq!((self.ticks[h].g, self.ticks[h].at), (g as u16, now));
+            self.ticks[h] = super::world::Tick {
+                at,
+                seq,
+                g: g as u16,
+            };
+            let h = if h + 1 == self.ticks.len() { 0 } else { h + 1 };
+            self.tick_head = h;
+            let k = self.ticks[h];
+            s.at_reserved(k.at, k.seq, Event::Poll { g: k.g });
+        } else {
+            s.at(at, Event::Poll { g: g as u16 });
+        }
     }
 
     /// `loadTabletsForKeyspaceShard`: one shard, after the primary left (vitessio/vitess

@@ -334,6 +334,31 @@ pub struct RolloutWorld {
     /// Step every health-check dial that must fail as an event (the hidden twin
     /// `RolloutSteppedDials`), instead of scheduling the first one that can succeed.
     pub(crate) step_dials: bool,
+    /// The vtgates' polls are kept in [`Self::ticks`] (polls without jitter, in a world that
+    /// is not nested in a host's scheduler): only the earliest is a pending event.
+    pub(crate) use_ticks: bool,
+    /// Every vtgate's next poll, read cyclically from [`Self::tick_head`] in the order they
+    /// pop; each holds the sequence number its event would have had ([`Scheduler::reserve`]).
+    pub(crate) ticks: Vec<Tick>,
+    /// The slot of the pending poll in [`Self::ticks`].
+    pub(crate) tick_head: usize,
+}
+
+/// A vtgate's next poll, kept by the world ([`RolloutWorld::ticks`]).
+///
+/// Without jitter a vtgate polls at its phase + k·T, so the fleet's polls fall in one cyclic
+/// order of the vtgates that never changes: a handled poll's next one, at now + T with a
+/// sequence number taken now, orders after every other vtgate's next poll (each was made at
+/// or before now, so it is due at or before now + T, and at now + T only if its number was
+/// taken earlier). So the polls are kept in a ring in that order and only the earliest is in
+/// the event queue, with the number its own event would have had: the queue pops every event
+/// in exactly the order it did with one pending poll a vtgate (the same trace and digest),
+/// and holds about `vtgates` fewer entries.
+#[derive(Clone, Copy, Debug)]
+pub struct Tick {
+    pub(crate) at: SimTime,
+    pub(crate) seq: u64,
+    pub(crate) g: u16,
 }
 
 impl RolloutWorld {
@@ -364,6 +389,24 @@ impl RolloutWorld {
         seed: u64,
         trace: Trace,
         logs: bool,
+    ) -> Simulation<RolloutWorld> {
+        Self::simulation_built(p, seed, trace, logs, true)
+    }
+
+    /// [`Self::simulation_with_logs`] for a host world that embeds the rollout
+    /// ([`Simulation::into_parts`], [`Scheduler::nest`]): every poll is its own event, since
+    /// the host renumbers the events its components schedule.
+    pub fn simulation_nested(p: &RolloutParams, seed: u64, logs: bool) -> Simulation<RolloutWorld> {
+        Self::simulation_built(p, seed, Trace::off(), logs, false)
+    }
+
+    /// The world, with its polls kept in [`Self::ticks`] where `ticks` allows it.
+    pub(crate) fn simulation_built(
+        p: &RolloutParams,
+        seed: u64,
+        trace: Trace,
+        logs: bool,
+        ticks: bool,
     ) -> Simulation<RolloutWorld> {
         let m = p.vtgates as usize;
         let s_n = p.shards as usize;
@@ -478,6 +521,9 @@ impl RolloutWorld {
             shape: super::cells::Shape::of(p),
             outage: super::cells::Outage::of(p),
             step_dials: false,
+            use_ticks: ticks && p.vtgate.poll_jitter == SimDuration::ZERO,
+            ticks: Vec::with_capacity(m),
+            tick_head: 0,
         };
         for g in 0..m {
             for t in 0..n {
@@ -489,12 +535,38 @@ impl RolloutWorld {
         world.mask_unwatched();
 
         let mut sim = Simulation::with_trace(world, trace);
-        for (g, t) in first_polls.into_iter().enumerate() {
-            sim.schedule(t, Event::Poll { g: g as u16 });
-        }
+        sim.world.ticks.extend(first_polls.into_iter().enumerate().map(|(g, at)| Tick {
+            at,
+            seq: 0,
+            g: g as u16,
+        }));
+        RolloutWorld::schedule_first_polls(&mut sim);
         RolloutWorld::plan_rollout(&mut sim);
         Self::schedule_first_queries(&mut sim);
         sim
+    }
+
+    /// Schedule the vtgates' first polls, held in `ticks` in vtgate order (`at`, `g`), as
+    /// the constructor always did: one event each in vtgate order, or with
+    /// [`Self::use_ticks`] their sequence numbers reserved in that order, the ring sorted by
+    /// when they pop and only the earliest scheduled.
+    pub(super) fn schedule_first_polls(sim: &mut Simulation<RolloutWorld>) {
+        let mut ticks = std::mem::take(&mut sim.world.ticks);
+        if sim.world.use_ticks {
+            for k in ticks.iter_mut() {
+                k.seq = sim.reserve();
+            }
+            ticks.sort_unstable_by_key(|k| (k.at, k.seq));
+            if let Some(k) = ticks.first() {
+                sim.schedule_reserved(k.at, k.seq, Event::Poll { g: k.g });
+            }
+        } else {
+            for k in ticks.drain(..) {
+                sim.schedule(k.at, Event::Poll { g: k.g });
+            }
+        }
+        sim.world.tick_head = 0;
+        sim.world.ticks = ticks;
     }
 
     /// Per-query mode: each vtgate's first replica read and first primary write (in that
