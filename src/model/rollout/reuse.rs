@@ -62,6 +62,7 @@ impl RolloutWorld {
             use_ticks: _,
             ticks,
             tick_head: _,
+            spare_discovered,
         } = &mut sim.world;
         ticks.clear();
         let per = p.replicas_per_shard as usize + 1;
@@ -127,7 +128,7 @@ impl RolloutWorld {
             *done = false;
             rng.reseed(seed);
         }
-        restarts.clear();
+        spare_discovered.extend(restarts.drain(..).map(|r| r.discovered));
         *pending_discoveries = 0;
         *shards_done = 0;
         *rollout_start = SimTime::MAX;

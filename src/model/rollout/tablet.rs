@@ -46,6 +46,9 @@ impl RolloutWorld {
         }
         let old_primary = t.is_multiple_of(self.per_shard());
         self.tablets[t].restart = self.restarts.len() as u32;
+        let mut discovered = self.spare_discovered.pop().unwrap_or_default();
+        discovered.clear();
+        discovered.resize(m, SimTime::MAX);
         self.restarts.push(RestartRec {
             tablet: t as u16,
             shard,
@@ -57,7 +60,7 @@ impl RolloutWorld {
             ready_at: SimTime::MAX,
             available_at: SimTime::MAX,
             flaps: 0,
-            discovered: vec![SimTime::MAX; m],
+            discovered,
         });
         self.pending_discoveries += self.watchers(t) as u64;
         let tab = &mut self.tablets[t];

@@ -342,6 +342,9 @@ pub struct RolloutWorld {
     pub(crate) ticks: Vec<Tick>,
     /// The slot of the pending poll in [`Self::ticks`].
     pub(crate) tick_head: usize,
+    /// The `discovered` vectors of a reset world's restarts, for the next run's (so a reused
+    /// world allocates none).
+    pub(crate) spare_discovered: Vec<Vec<SimTime>>,
 }
 
 /// A vtgate's next poll, kept by the world ([`RolloutWorld::ticks`]).
@@ -524,6 +527,7 @@ impl RolloutWorld {
             use_ticks: ticks && p.vtgate.poll_jitter == SimDuration::ZERO,
             ticks: Vec::with_capacity(m),
             tick_head: 0,
+            spare_discovered: Vec::new(),
         };
         for g in 0..m {
             for t in 0..n {
@@ -556,7 +560,9 @@ impl RolloutWorld {
             for k in ticks.iter_mut() {
                 k.seq = sim.reserve();
             }
-            ticks.sort_unstable_by_key(|k| (k.at, k.seq));
+            // Stable by time: at equal times the numbers, reserved in vtgate order, already
+            // ascend.
+            ticks.sort_by_key(|k| k.at);
             if let Some(k) = ticks.first() {
                 sim.schedule_reserved(k.at, k.seq, Event::Poll { g: k.g });
             }
