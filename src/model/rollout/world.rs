@@ -347,7 +347,7 @@ pub struct RolloutWorld {
     pub(crate) spare_discovered: Vec<Vec<SimTime>>,
 }
 
-/// A vtgate's next poll, kept by the world ([`RolloutWorld::ticks`]).
+/// A vtgate's next poll, kept by the world (`RolloutWorld::ticks`).
 ///
 /// Without jitter a vtgate polls at its phase + k·T, so the fleet's polls fall in one cyclic
 /// order of the vtgates that never changes: a handled poll's next one, at now + T with a
