@@ -219,6 +219,17 @@ fn reads_are_conserved_and_an_overloaded_survivor_times_out() {
     assert_eq!(r.metric("pool_timeouts"), 0.0);
 }
 
+/// A fleet with no waiter (the default at 100 reads/s per vtgate) and one whose survivor
+/// overloads (a 20-connection pool at 0.7 of a replica's capacity).
+fn quiet_and_overloaded() -> (FleetParams, FleetParams) {
+    let mut quiet = FleetParams::default();
+    quiet.reads.rate = ReadRate::PerVtgate { rps: 100.0 };
+    let mut overloaded = FleetParams::default();
+    overloaded.pool.capacity = 20;
+    overloaded.reads.rate = ReadRate::Load { per_replica: 0.7 };
+    (quiet, overloaded)
+}
+
 /// A query end that finds the waitlist empty is applied when the pool is next touched
 /// rather than as an event (`PoolWorld::settle`): every figure of the run is the one the
 /// event-per-end run gives (every metric but the event count, every second of the timeline,
@@ -228,11 +239,7 @@ fn reads_are_conserved_and_an_overloaded_survivor_times_out() {
 #[test]
 fn deferred_query_ends_give_the_runs_of_one_event_per_end() {
     use vtsim::model::fleet::{Fleet, FleetEager};
-    let mut quiet = FleetParams::default();
-    quiet.reads.rate = ReadRate::PerVtgate { rps: 100.0 };
-    let mut overloaded = FleetParams::default();
-    overloaded.pool.capacity = 20;
-    overloaded.reads.rate = ReadRate::Load { per_replica: 0.7 };
+    let (quiet, overloaded) = quiet_and_overloaded();
     let long = outliving_the_grace();
     for (what, p, seeds) in [
         ("quiet", &quiet, 1..=2u64),
@@ -293,11 +300,7 @@ fn deferred_query_ends_give_the_runs_of_one_event_per_end() {
 #[test]
 fn skipped_failing_dials_give_the_fleet_runs_of_stepping_them() {
     use vtsim::model::fleet::{Fleet, FleetSteppedDials};
-    let mut quiet = FleetParams::default();
-    quiet.reads.rate = ReadRate::PerVtgate { rps: 100.0 };
-    let mut overloaded = FleetParams::default();
-    overloaded.pool.capacity = 20;
-    overloaded.reads.rate = ReadRate::Load { per_replica: 0.7 };
+    let (quiet, overloaded) = quiet_and_overloaded();
     let mut fewer = 0;
     for (what, p, seeds) in [
         ("quiet", &quiet, 1..=3u64),

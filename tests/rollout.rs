@@ -619,6 +619,15 @@ fn cell_and_outage_mistakes_name_the_field() {
     }
 }
 
+/// `p` at 200 vtgates polling every 33 s: the world `vtsim advise --gate 30s --vtgates 200`
+/// runs at its answer.
+fn advise_world(p: &RolloutParams) -> RolloutParams {
+    let mut wide = p.clone();
+    wide.vtgates = 200;
+    wide.vtgate.tablet_refresh_interval = secs(33.0);
+    wide
+}
+
 /// The health-check dials that must fail before a new process serves are not stepped as
 /// events (`RolloutWorld::serve_pending`): the same runs as stepping each one (the hidden
 /// `RolloutSteppedDials`, as the model did before). Every metric bit but `handled_events`,
@@ -630,9 +639,7 @@ fn cell_and_outage_mistakes_name_the_field() {
 fn skipped_failing_dials_give_the_runs_of_stepping_them() {
     use vtsim::model::rollout::{run_with_logs, RolloutSteppedDials};
     let default = load("models/rollout-default.ron");
-    let mut wide = default.clone();
-    wide.vtgates = 200;
-    wide.vtgate.tablet_refresh_interval = secs(33.0);
+    let wide = advise_world(&default);
     let mut kept = default.clone();
     kept.tablets.keep_address_on_restart = true;
     // Dials every 0.5 s at most: some fall between the publish and the serving (with the
@@ -763,9 +770,7 @@ fn the_poll_ring_runs_as_one_event_per_vtgate() {
     one.vtgates = 1;
     let mut jitter = default.clone();
     jitter.vtgate.poll_jitter = secs(2.0);
-    let mut wide = default.clone();
-    wide.vtgates = 200;
-    wide.vtgate.tablet_refresh_interval = secs(33.0);
+    let wide = advise_world(&default);
     let cases = [
         ("rollout-default", default, 30),
         ("equal explicit phases", same, 10),
