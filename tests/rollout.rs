@@ -629,7 +629,7 @@ fn advise_world(p: &RolloutParams) -> RolloutParams {
 }
 
 /// The health-check dials that must fail before a new process serves are not stepped as
-/// events (`RolloutWorld::serve_pending`): the same runs as stepping each one (the hidden
+/// events (`RolloutWorld::live_dial`): the same runs as stepping each one (the hidden
 /// `RolloutSteppedDials`, as the model did before). Every metric bit but `handled_events`,
 /// every restart's per-vtgate discovery time, exposure, poll and vtgate log note equal; fewer
 /// events, another digest. Checked on the default model, at 200 vtgates (the advise preset's

@@ -180,7 +180,7 @@ impl Model for Rollout {
 
 twin_model! {
     /// [`Rollout`] stepping every health-check dial that must fail before a new process serves
-    /// as its own event (`RolloutWorld::serve_pending`), as the model did before those dials
+    /// as its own event (`RolloutWorld::live_dial`), as the model did before those dials
     /// were skipped: the same runs, every metric but `handled_events` equal, more events,
     /// another digest. Only for the check of that in `tests/rollout.rs`.
     RolloutSteppedDials of Rollout,

@@ -210,16 +210,8 @@ impl RolloutWorld {
         if rec != NONE {
             // Always through an event, even with zero delay: the dial happens after whatever
             // else is due at this instant (e.g. the tablet starting to serve).
-            let first = now + delay;
-            let at = match self.serve_pending(t, rec) {
-                Some(up) if first.0 < up => {
-                    let cap = self.p.vtgate.healthcheck_timeout.as_nanos();
-                    let (at, backoff) = first_attempt_at_or_after(first.0, retry, cap, up);
-                    self.views[i].backoff = backoff;
-                    SimTime(at)
-                }
-                _ => first,
-            };
+            let (at, backoff) = self.live_dial(t, rec, now + delay, retry);
+            self.views[i].backoff = backoff;
             s.at(
                 at,
                 Event::HealthConnect {
@@ -231,20 +223,29 @@ impl RolloutWorld {
         }
     }
 
-    /// When tablet `t`'s new process will first serve, if a dial to `addr` must fail until
-    /// then: its record is published at `addr` but the process does not answer yet (the Serve
-    /// event is due at [`Tablet::serve_at`](super::world::Tablet)). A failed dial changes
-    /// nothing but its backoff (`on_health_connect`), so the dials before that time are not
-    /// stepped as events: the health check is scheduled at the first dial at or after it, with
-    /// the backoff stepping would leave (as `on_down` does for a kept address). Nothing else
-    /// can make such a dial succeed earlier; a newer health check (`gen`) makes the scheduled
-    /// one stale exactly as it would the stepped ones. The hidden twin `RolloutSteppedDials`
-    /// steps them, for the check that the runs are the same (`tests/rollout.rs`).
+    /// The dial to schedule for a health check on tablet `t` at `addr` whose next dial is due
+    /// `at` with `backoff` after it, and the backoff after the one returned.
+    ///
+    /// That dial itself, unless it must fail: the tablet's record is published at `addr` but
+    /// its new process does not answer until the Serve event, due at
+    /// [`Tablet::serve_at`](super::world::Tablet). A failed dial changes nothing but its
+    /// backoff (`on_health_connect`), so the dials before that time are not stepped as
+    /// events: the first dial at or after it is returned, with the backoff stepping would
+    /// leave (as `on_down` does for a kept address). Nothing else can make such a dial succeed
+    /// earlier; a newer health check (`gen`) makes the scheduled one stale exactly as it would
+    /// the stepped ones. The hidden twin `RolloutSteppedDials` steps them, for the check that
+    /// the runs are the same (`tests/rollout.rs`).
     #[inline]
-    pub(super) fn serve_pending(&self, t: usize, addr: u32) -> Option<u64> {
+    fn live_dial(&self, t: usize, addr: u32, at: SimTime, backoff: u64) -> (SimTime, u64) {
         let tab = &self.tablets[t];
-        (!self.step_dials && !tab.process_up && tab.record == addr && tab.addr == addr)
-            .then_some(tab.serve_at.0)
+        let up = tab.serve_at.0;
+        if self.step_dials || tab.process_up || tab.record != addr || tab.addr != addr || at.0 >= up
+        {
+            return (at, backoff);
+        }
+        let cap = self.p.vtgate.healthcheck_timeout.as_nanos();
+        let (at, backoff) = first_attempt_at_or_after(at.0, backoff, cap, up);
+        (SimTime(at), backoff)
     }
 
     /// The health check dials; if the process is up at that address the stream delivers its
@@ -285,19 +286,10 @@ impl RolloutWorld {
             self.reevaluate_if(changed, now, g, shard, s);
             self.check_discovery(now, g, t);
         } else {
-            let d = v.backoff;
-            let addr = v.hc_addr;
-            let at = match self.serve_pending(t, addr) {
-                Some(up) => {
-                    let (at, backoff) = first_attempt_at_or_after(now.0, d, cap, up);
-                    self.views[i].backoff = backoff;
-                    SimTime(at)
-                }
-                None => {
-                    self.views[i].backoff = d.saturating_mul(2).min(cap);
-                    now + SimDuration(d)
-                }
-            };
+            let (d, addr) = (v.backoff, v.hc_addr);
+            let next = d.saturating_mul(2).min(cap);
+            let (at, backoff) = self.live_dial(t, addr, now + SimDuration(d), next);
+            self.views[i].backoff = backoff;
             s.at(
                 at,
                 Event::HealthConnect {
