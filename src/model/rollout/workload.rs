@@ -190,13 +190,6 @@ impl RolloutWorld {
         // only moves its start (done here, without the calls).
         let reads_drawn = !self.per_query && self.read_rate_s > 0.0;
         let writes_drawn = !self.per_query && self.write_rate_s > 0.0;
-        if reads_drawn && writes_drawn {
-            for idx in 0..self.routes.len() {
-                self.close_read(now, idx, 0, d);
-                self.close_write(now, idx, true, d);
-            }
-            return;
-        }
         for idx in 0..self.routes.len() {
             let r = &mut self.routes[idx];
             if !reads_drawn && r.read == 0 {
