@@ -6,9 +6,9 @@ mod common;
 
 use vtsim::model::connpool::{erlang_a, ConnPoolParams};
 use vtsim::model::dist::DurationDist;
-use vtsim::model::fleet::{run_detailed, FleetParams, ReadRate};
+use vtsim::model::fleet::{run_detailed, FleetDetail, FleetParams, ReadRate};
 use vtsim::model::rollout::ReplicaOrder;
-use vtsim::model::{Model, RunOptions};
+use vtsim::model::{Model, RunOptions, RunOutput};
 use vtsim::sim::rng::replicate_seed;
 use vtsim::sim::SimDuration;
 use vtsim::stats::{summarize, t_two_sided};
@@ -219,6 +219,30 @@ fn reads_are_conserved_and_an_overloaded_survivor_times_out() {
     assert_eq!(r.metric("pool_timeouts"), 0.0);
 }
 
+/// Two runs of one fleet by a model and its twin (`FleetEager`, `FleetSteppedDials`) give
+/// the same figures: every metric bit but `handled_events`, and every second's counts.
+fn same_figures(
+    at: &str,
+    (ao, a): (&RunOutput, &FleetDetail),
+    (bo, b): (&RunOutput, &FleetDetail),
+) {
+    for (i, d) in ao.metric_defs().iter().enumerate() {
+        if d.name == "handled_events" {
+            continue;
+        }
+        assert_eq!(
+            ao.metrics[i].to_bits(),
+            bo.metrics[i].to_bits(),
+            "{at}: {}",
+            d.name
+        );
+    }
+    assert_eq!(a.seconds.len(), b.seconds.len(), "{at}");
+    for (k, (x, y)) in a.seconds.iter().zip(&b.seconds).enumerate() {
+        assert_eq!(format!("{x:?}"), format!("{y:?}"), "{at} second {k}");
+    }
+}
+
 /// A fleet with no waiter (the default at 100 reads/s per vtgate) and one whose survivor
 /// overloads (a 20-connection pool at 0.7 of a replica's capacity).
 fn quiet_and_overloaded() -> (FleetParams, FleetParams) {
@@ -249,31 +273,10 @@ fn deferred_query_ends_give_the_runs_of_one_event_per_end() {
         for seed in seeds {
             let lazy = vtsim::model::run_detailed::<Fleet>(p, seed, RunOptions::default());
             let eager = vtsim::model::run_detailed::<FleetEager>(p, seed, RunOptions::default());
-            let names = lazy.output.metric_defs();
-            for (i, d) in names.iter().enumerate() {
-                if d.name == "handled_events" {
-                    continue;
-                }
-                assert_eq!(
-                    lazy.output.metrics[i].to_bits(),
-                    eager.output.metrics[i].to_bits(),
-                    "{what} seed {seed}: {}",
-                    d.name
-                );
-            }
-            assert!(
-                lazy.output.events < eager.output.events,
-                "{what} seed {seed}"
-            );
+            let at = format!("{what} seed {seed}");
+            same_figures(&at, (&lazy.output, &lazy), (&eager.output, &eager));
+            assert!(lazy.output.events < eager.output.events, "{at}");
             assert_ne!(lazy.output.digest, eager.output.digest);
-            assert_eq!(lazy.seconds.len(), eager.seconds.len());
-            for (k, (a, b)) in lazy.seconds.iter().zip(&eager.seconds).enumerate() {
-                assert_eq!(
-                    format!("{a:?}"),
-                    format!("{b:?}"),
-                    "{what} seed {seed} second {k}"
-                );
-            }
             assert_eq!(lazy.totals.in_flight_at_end, eager.totals.in_flight_at_end);
             assert_eq!(lazy.pools.len(), eager.pools.len());
             for (a, b) in lazy.pools.iter().zip(&eager.pools) {
@@ -309,25 +312,11 @@ fn skipped_failing_dials_give_the_fleet_runs_of_stepping_them() {
         for seed in seeds {
             let a = vtsim::model::run_detailed::<Fleet>(p, seed, RunOptions::default());
             let b = vtsim::model::run_detailed::<FleetSteppedDials>(p, seed, RunOptions::default());
-            for (i, d) in a.output.metric_defs().iter().enumerate() {
-                if d.name == "handled_events" {
-                    continue;
-                }
-                assert_eq!(
-                    a.output.metrics[i].to_bits(),
-                    b.output.metrics[i].to_bits(),
-                    "{what} seed {seed}: {}",
-                    d.name
-                );
-            }
-            assert_eq!(a.seconds.len(), b.seconds.len());
-            for (k, (x, y)) in a.seconds.iter().zip(&b.seconds).enumerate() {
-                assert_eq!(
-                    format!("{x:?}"),
-                    format!("{y:?}"),
-                    "{what} seed {seed} second {k}"
-                );
-            }
+            same_figures(
+                &format!("{what} seed {seed}"),
+                (&a.output, &a),
+                (&b.output, &b),
+            );
             assert!(a.output.events <= b.output.events, "{what} seed {seed}");
             if a.output.events < b.output.events {
                 fewer += 1;
