@@ -131,6 +131,7 @@ fn documented_encoding(recs: &[Rec]) -> Vec<u8> {
     let mut b = vec![];
     let mut last_t = 0u64;
     let mut pairs: Vec<(&str, &str)> = vec![];
+    let mut names_done = false;
     for r in recs {
         match r.ty {
             t @ ("event" | "draw") => {
@@ -151,15 +152,35 @@ fn documented_encoding(recs: &[Rec]) -> Vec<u8> {
                 uleb(&mut b, r.b.unwrap());
             }
             "metric" => {
+                // The metric-names record comes before the first metric: the BLAKE3 hash of
+                // the names of all the metric lines, each as str(name).
+                if !names_done {
+                    names_done = true;
+                    b.push(0x04);
+                    b.extend_from_slice(metric_names(recs).as_bytes());
+                }
                 b.push(0x03);
                 uleb(&mut b, r.index);
-                name(&mut b, r.name.unwrap());
                 b.extend_from_slice(&hex(r.bits.unwrap()).to_le_bytes());
             }
             other => panic!("record type {other}"),
         }
     }
+    // A run with no metrics still ends with the names record (the hash of nothing).
+    if !names_done {
+        b.push(0x04);
+        b.extend_from_slice(metric_names(recs).as_bytes());
+    }
     b
+}
+
+/// The hash of `str(name)` of every metric line, in order.
+fn metric_names(recs: &[Rec]) -> blake3::Hash {
+    let mut spelt = vec![];
+    for r in recs.iter().filter(|r| r.ty == "metric") {
+        name(&mut spelt, r.name.unwrap());
+    }
+    blake3::hash(&spelt)
 }
 
 fn of_type<'a, 'b>(recs: &'b [Rec<'a>], ty: &str) -> Vec<&'b Rec<'a>> {

@@ -27,7 +27,7 @@ fn replay_json_has_its_schema_and_the_pinned_digest() {
     assert_eq!(v["seed_decimal"], "13451992984052516951");
     assert_eq!(
         v["digest"],
-        "42d5ce83429a91d1c5f743cdd4cc7a827bbcce45c97072c17e062a30b8d50b42"
+        "7be1f8f5ebffe59dc339f8464500f530372fdb66a0f8278a4d55f44357508e0c"
     );
     let m = v["metrics"].as_object().unwrap();
     assert_eq!(m.len(), 21);

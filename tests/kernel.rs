@@ -36,7 +36,7 @@ fn the_hold_digest_is_pinned() {
     let out = hold(64).run(11, RunOptions::default());
     assert_eq!(
         out.digest,
-        "b59ecc622cf2e383c5e16aa5ab5c2a23630956fbd70be602d3fa6f198b388ecc"
+        "bb089b3e3de666dc4d3c77990c6bec684ab7331b494dc310d3e99ca1b2b22c31"
     );
 }
 

@@ -150,7 +150,7 @@ fn shorter_refresh_interval_never_errs_at_2_4x_the_polls() {
 }
 
 const INCIDENT_SEED: u64 = 0xbaaf1458e77f4857;
-const INCIDENT_DIGEST: &str = "42d5ce83429a91d1c5f743cdd4cc7a827bbcce45c97072c17e062a30b8d50b42";
+const INCIDENT_DIGEST: &str = "7be1f8f5ebffe59dc339f8464500f530372fdb66a0f8278a4d55f44357508e0c";
 
 #[test]
 fn incident_replays_the_seed() {

@@ -92,6 +92,9 @@ pub trait MetricSet {
     const DEFS: &'static [MetricDef];
     /// The values, in the order of [`Self::DEFS`].
     fn values(&self) -> Vec<f64>;
+    /// [`crate::sim::trace::metric_names_digest`] of the names of [`Self::DEFS`], computed
+    /// once (the metric-names record of every run's digest).
+    fn names_digest() -> &'static [u8; 32];
 }
 
 /// Declare a model's metrics once: a struct with one `f64` field per metric, its
@@ -136,6 +139,15 @@ macro_rules! metric_set {
             fn values(&self) -> Vec<f64> {
                 vec![$(self.$field),*]
             }
+            fn names_digest() -> &'static [u8; 32] {
+                // One per metric set: this function is not generic.
+                static DIGEST: ::std::sync::OnceLock<[u8; 32]> = ::std::sync::OnceLock::new();
+                DIGEST.get_or_init(|| {
+                    $crate::sim::trace::metric_names_digest(
+                        <Self as $crate::model::MetricSet>::DEFS.iter().map(|d| d.name),
+                    )
+                })
+            }
         }
         const _: () = {
             $( assert!(
@@ -174,6 +186,12 @@ mod tests {
         assert_eq!(ToyMetrics::DEFS[1].kind, MetricKind::Indicator);
         assert_eq!(ToyMetrics::DEFS[0].help, "requests that failed");
         assert_eq!(m.values(), vec![3.0, 1.0]);
+        // BLAKE3 of str("failed_requests") | str("any_failed"), written out here.
+        let mut names = vec![15u8];
+        names.extend_from_slice(b"failed_requests");
+        names.push(10);
+        names.extend_from_slice(b"any_failed");
+        assert_eq!(ToyMetrics::names_digest(), blake3::hash(&names).as_bytes());
     }
 
     #[test]

@@ -439,7 +439,8 @@ fn simulate<M: Model>(
     M::finish(p, w, draws);
     let values = M::metrics(p, &sim.world, end, events).values();
     let defs = <M::Metrics as MetricSet>::DEFS;
-    let fin = sim.end_with_metrics(defs.iter().map(|d| d.name), values);
+    let names_digest = <M::Metrics as MetricSet>::names_digest();
+    let fin = sim.end_with_metrics(names_digest, defs.iter().map(|d| d.name), values);
     let (report, artifacts) = if report {
         (
             Some(M::report(p, &sim.world, &fin)),

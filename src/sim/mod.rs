@@ -272,19 +272,29 @@ impl<W: World> Simulation<W> {
         names: impl IntoIterator<Item = &'a str>,
         values: Vec<f64>,
     ) -> (W, RunEnd) {
-        let end = self.end_with_metrics(names, values);
+        let names: Vec<&str> = names.into_iter().collect();
+        let names_digest = trace::metric_names_digest(names.iter().copied());
+        let end = self.end_with_metrics(&names_digest, names, values);
         (self.world, end)
     }
 
     /// [`Self::close_with_metrics`] keeping the simulation (for a world reused by the next
     /// run, after [`Self::restart`]); the trace is spent: restart before running again.
+    /// `names_digest` is [`trace::metric_names_digest`] of `names` (a model's metric set
+    /// keeps it: [`crate::model::MetricSet::names_digest`]); debug builds check it.
     pub fn end_with_metrics<'a>(
         &mut self,
+        names_digest: &[u8; 32],
         names: impl IntoIterator<Item = &'a str>,
         values: Vec<f64>,
     ) -> RunEnd {
+        self.sched.trace.metric_names(names_digest);
         let mut n = 0usize;
+        #[cfg(debug_assertions)]
+        let mut seen: Vec<&str> = Vec::new();
         for (i, name) in names.into_iter().enumerate() {
+            #[cfg(debug_assertions)]
+            seen.push(name);
             let v = *values
                 .get(i)
                 .unwrap_or_else(|| panic!("metric `{name}` has no value"));
@@ -292,6 +302,12 @@ impl<W: World> Simulation<W> {
             n += 1;
         }
         assert_eq!(n, values.len(), "more metric values than metric names");
+        #[cfg(debug_assertions)]
+        assert_eq!(
+            &trace::metric_names_digest(seen),
+            names_digest,
+            "the metric-names digest is not that of the names"
+        );
         let trace = &mut self.sched.trace;
         RunEnd {
             end: self.sched.now,

@@ -17,8 +17,8 @@
 //!    [`Simulation::draw`](super::Simulation::draw) and
 //!    [`Simulation::world_and_draws`](super::Simulation::world_and_draws). A draw whose only
 //!    effect is an event's time (a latency, a phase) needs no record: the event carries it.
-//! 3. **metric**: the run's final metric values, in metric order, with their names, recorded
-//!    once by [`Simulation::close_with_metrics`](super::Simulation::close_with_metrics), the
+//! 3. **metric**: the run's final metric values, in metric order, after one record of the
+//!    hash of their names, recorded once by [`Simulation::close_with_metrics`](super::Simulation::close_with_metrics), the
 //!    only way a run ends and the only source of a [`RunEnd`](super::RunEnd), which is the
 //!    only source of a model's `RunOutput`. So two runs whose metrics differ in any bit have
 //!    different digests, whatever the events and draws did.
@@ -33,24 +33,34 @@
 //! they are made (events and draws interleaved as they happen, then the metrics):
 //!
 //! ```text
-//! event  = uleb128(4·p + 1) | uleb128(Δt) | [names] | uleb128(index) | uleb128(a) | uleb128(b)
-//! draw   = uleb128(4·p + 2) | uleb128(Δt) | [names] | uleb128(index) | uleb128(a) | uleb128(b)
-//! metric = 0x03 | uleb128(position) | str(name) | bits: 8 bytes, little-endian
-//! names  = str(component) | str(kind)        (only when p = 0)
-//! str(s) = len(s): u8 | the bytes of s       (a name longer than 255 bytes is cut at 255)
+//! event        = uleb128(4·p + 1) | uleb128(Δt) | [names] | uleb128(index) | uleb128(a) | uleb128(b)
+//! draw         = uleb128(4·p + 2) | uleb128(Δt) | [names] | uleb128(index) | uleb128(a) | uleb128(b)
+//! metric-names = 0x04 | BLAKE3(str(name_0) | str(name_1) | ...): 32 bytes
+//! metric       = 0x03 | uleb128(position) | bits: 8 bytes, little-endian
+//! names        = str(component) | str(kind)        (only when p = 0)
+//! str(s)       = len(s): u8 | the bytes of s       (a name longer than 255 bytes is cut at 255)
 //! ```
 //!
 //! - The *head* (the first LEB128 word) carries the record type in its low two bits (1
-//!   event, 2 draw, 3 metric), so no record of one type can be read as another, and a *name
-//!   number* `p` in the bits above.
+//!   event, 2 draw, 3 metric, 0 metric-names), so no record of one type can be read as
+//!   another, and a *name number* `p` in the bits above (1 in the metric-names record's
+//!   head).
+//! - A run's records end with one metric-names record and then its metric records, one per
+//!   metric. The metric-names record is the BLAKE3 hash of the names of the metrics that
+//!   follow, in their order (`name_i` is the name of position `i`), and is there even when a
+//!   run has no metrics (then it is the hash of nothing). So the names are covered by the
+//!   digest through a hash the model's metric set computes once
+//!   ([`MetricSet::names_digest`](crate::model::MetricSet::names_digest)), not spelt out in
+//!   every run's trace: that was 331 of the rollout model's 1.1 KB a run. The JSONL trace
+//!   has no line for it: a reader hashes the names of the metric lines.
 //! - Name numbers: each distinct (component, kind) pair of a trace's event and draw records
 //!   gets a number, 1, 2, 3, ..., in the order of its first record (events and draws share
 //!   the numbering). That first record has `p = 0` and spells the pair out (`names`); every
 //!   later record of the pair has `p` = its number and no names. So a record of one of the
 //!   first 31 pairs starts with one byte, and the string bytes of a pair are hashed once a
 //!   trace, not once a record. Pairs are compared by their text (two equal names are one
-//!   name wherever they are stored). A metric record has `p = 0` (its head is the byte
-//!   `0x03`) and always spells its name.
+//!   name wherever they are stored). A metric record's head is the byte `0x03` and it
+//!   carries no name (the metric-names record covers them).
 //! - `Δt` is `t_ns` minus the `t_ns` of the previous event or draw record (the first one's
 //!   is from 0); a draw is stamped with the current simulated time (an end-of-run draw with
 //!   the time the run stopped).
@@ -61,7 +71,9 @@
 //!   the canonical quiet NaN `0x7ff8000000000000` (NaN payloads differ between CPUs).
 //!
 //! The string of records decodes back to the records (a reader keeps the same pair table),
-//! so two different traces never have the same input. The digest is the BLAKE3 hash of that
+//! the metric names to their hash: so two different traces never have the same input, unless
+//! two lists of metric names have the same BLAKE3 hash, which is what the digest's guarantee
+//! rests on anyway. The digest is the BLAKE3 hash of that
 //! byte string, shown as 64 hex characters. A typical record is 5 to 9 bytes (it was about 20
 //! with both names spelt out in every record, before the name numbers), which matters
 //! because the digest is kept for every run of every sweep, and no record allocates.
@@ -136,6 +148,8 @@ pub const TAG_EVENT: u8 = 0x01;
 pub const TAG_DRAW: u8 = 0x02;
 /// Tag byte of a metric record.
 pub const TAG_METRIC: u8 = 0x03;
+/// Tag byte of the metric-names record (head type 0, which no other record has).
+pub const TAG_METRIC_NAMES: u8 = 0x04;
 /// The bit pattern every NaN metric is digested as.
 pub const CANONICAL_NAN_BITS: u64 = 0x7ff8_0000_0000_0000;
 
@@ -565,6 +579,20 @@ pub fn metric_bits(v: f64) -> u64 {
     }
 }
 
+/// The 32 bytes of a metric-names record: the BLAKE3 hash of `str(name)` of each metric
+/// name, in metric order (`str` as in the module doc: a length byte, the name cut at 255
+/// bytes).
+pub fn metric_names_digest<'a>(names: impl IntoIterator<Item = &'a str>) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    for n in names {
+        let b = n.as_bytes();
+        let b = &b[..b.len().min(255)];
+        h.update(&[b.len() as u8]);
+        h.update(b);
+    }
+    *h.finalize().as_bytes()
+}
+
 /// Running digest plus an optional JSONL sink.
 pub struct Trace {
     enabled: bool,
@@ -722,8 +750,25 @@ impl Trace {
         self.timed(TAG_DRAW, t, r);
     }
 
+    /// Add the metric-names record: `names_digest` is [`metric_names_digest`] of the names of
+    /// the metric records that follow, in their order (a model's metric set computes it once,
+    /// not once a run). It comes before the first metric record.
+    pub fn metric_names(&mut self, names_digest: &[u8; 32]) {
+        if !self.enabled {
+            return;
+        }
+        let out = self.buf.room();
+        out[0] = TAG_METRIC_NAMES;
+        out[1..33].copy_from_slice(names_digest);
+        self.buf.len += 33;
+        if self.buf.len >= FLUSH_AT {
+            self.flush();
+        }
+    }
+
     /// Add the metric record of position `position` (inlined: a model's run ends with a loop
-    /// of them).
+    /// of them). Its name is covered by the metric-names record before it
+    /// ([`Self::metric_names`]), and written in the JSON line.
     #[inline(always)]
     pub fn metric(&mut self, position: u32, metric_name: &str, value: f64) {
         if !self.enabled {
@@ -734,7 +779,6 @@ impl Trace {
         let out = self.buf.room();
         out[0] = TAG_METRIC;
         let at = leb128_at(out, 1, position as u64);
-        let at = name_at(out, at, metric_name);
         out[at..at + 8].copy_from_slice(&bits.to_le_bytes());
         self.buf.len += at + 8;
         if self.buf.len >= self.slow_at {
@@ -829,16 +873,20 @@ mod tests {
         t.event(SimTime(1_000), &R);
         t.draw(SimTime(1_000), &R);
         t.event(SimTime(1_500), &R);
+        let names = metric_names_digest(["errors", "p"]);
+        assert_eq!(&names, blake3::hash(b"\x06errors\x01p").as_bytes());
+        t.metric_names(&names);
         t.metric(0, "errors", 2.0);
         t.metric(1, "p", f64::NAN);
         let mut want = vec![];
         want.extend(timed_bytes(0x01, 0, 1_000));
         want.extend(timed_bytes(0x02, 1, 0));
         want.extend(timed_bytes(0x01, 1, 500));
-        want.extend_from_slice(&[0x03, 0, 6]);
-        want.extend_from_slice(b"errors");
+        want.push(0x04);
+        want.extend_from_slice(&names);
+        want.extend_from_slice(&[0x03, 0]);
         want.extend_from_slice(&2.0f64.to_bits().to_le_bytes());
-        want.extend_from_slice(&[0x03, 1, 1, b'p']);
+        want.extend_from_slice(&[0x03, 1]);
         want.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0xF8, 0x7F]);
         assert_eq!(&want[1..3], &[0xE8, 0x07]); // 1000
         assert_eq!(t.digest_hex(), blake3::hash(&want).to_hex().to_string());
@@ -997,11 +1045,17 @@ mod tests {
             if i % 7 == 0 {
                 let n = names[(rng.next_u32() % 301) as usize];
                 let v = f64::from_bits(rng.next_u64());
+                // A names record of one name (every name length, cut at 255), then the metric.
+                let digest = metric_names_digest([n]);
+                t.metric_names(&digest);
                 t.metric(i, n, v);
+                let mut spelt = vec![n.len().min(255) as u8];
+                spelt.extend_from_slice(&n.as_bytes()[..n.len().min(255)]);
+                assert_eq!(&digest, blake3::hash(&spelt).as_bytes());
+                want.push(TAG_METRIC_NAMES);
+                want.extend_from_slice(&digest);
                 want.push(TAG_METRIC);
                 leb128(&mut want, i as u64);
-                want.push(n.len().min(255) as u8);
-                want.extend_from_slice(&n.as_bytes()[..n.len().min(255)]);
                 want.extend_from_slice(&metric_bits(v).to_le_bytes());
             }
             if i == 20_000 {
@@ -1088,8 +1142,14 @@ mod tests {
             t.event(SimTime(7), &R)
         });
         assert_ne!(ed, de);
-        // Every bit of a metric counts; its name and position count too.
-        let m = |p: u32, n: &'static str, v: f64| digest(&|t| t.metric(p, n, v));
+        // Every bit of a metric counts; its name (through the names record) and position
+        // count too.
+        let m = |p: u32, n: &'static str, v: f64| {
+            digest(&|t| {
+                t.metric_names(&metric_names_digest([n]));
+                t.metric(p, n, v)
+            })
+        };
         assert_ne!(m(0, "x", 0.0), m(0, "x", -0.0));
         assert_ne!(
             m(0, "x", 1.0),
