@@ -171,6 +171,10 @@ fn documented_encoding(recs: &[Rec]) -> Vec<u8> {
         b.push(0x04);
         b.extend_from_slice(metric_names(recs).as_bytes());
     }
+    // Zero bytes up to a whole number of 1 KiB chunks, past one chunk.
+    if b.len() > 1024 {
+        b.resize(b.len().div_ceil(1024) * 1024, 0);
+    }
     b
 }
 

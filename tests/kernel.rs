@@ -36,7 +36,7 @@ fn the_hold_digest_is_pinned() {
     let out = hold(64).run(11, RunOptions::default());
     assert_eq!(
         out.digest,
-        "bb089b3e3de666dc4d3c77990c6bec684ab7331b494dc310d3e99ca1b2b22c31"
+        "c38da33e41be323eb0831eb473b358951d1885fa60c5745b3421e9a3210a5d3e"
     );
 }
 
