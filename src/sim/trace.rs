@@ -18,9 +18,10 @@
 //!    [`Simulation::world_and_draws`](super::Simulation::world_and_draws). A draw whose only
 //!    effect is an event's time (a latency, a phase) needs no record: the event carries it.
 //! 3. **metric**: the run's final metric values, in metric order, after one record of the
-//!    hash of their names, recorded once by [`Simulation::close_with_metrics`](super::Simulation::close_with_metrics), the
-//!    only way a run ends and the only source of a [`RunEnd`](super::RunEnd), which is the
-//!    only source of a model's `RunOutput`. So two runs whose metrics differ in any bit have
+//!    hash of their names, recorded once by
+//!    [`Simulation::close_with_metrics`](super::Simulation::close_with_metrics), the only way
+//!    a run ends and the only source of a [`RunEnd`](super::RunEnd), which is the only source
+//!    of a model's `RunOutput`. So two runs whose metrics differ in any bit have
 //!    different digests, whatever the events and draws did.
 //!
 //! The events handled (the `events` column of `runs.csv`) are the number of event records.
@@ -54,7 +55,8 @@
 //!   run has no metrics (then it is the hash of nothing). So the names are covered by the
 //!   digest through a hash the model's metric set computes once
 //!   ([`MetricSet::names_digest`](crate::model::MetricSet::names_digest)), not spelt out in
-//!   every run's trace: that was 331 of the rollout model's 1.1 KB a run. The JSONL trace
+//!   every run's trace: that was 352 of the rollout model's 1.1 KB a run (331 name bytes
+//!   and 21 length bytes). The JSONL trace
 //!   has no line for it: a reader hashes the names of the metric lines.
 //! - Name numbers: each distinct (component, kind) pair of a trace's event and draw records
 //!   gets a number, 1, 2, 3, ..., in the order of its first record (events and draws share
@@ -82,10 +84,10 @@
 //! The string of records decodes back to the records (a reader keeps the same pair table),
 //! the metric names to their hash: so two different traces never have the same input, unless
 //! two lists of metric names have the same BLAKE3 hash, which is what the digest's guarantee
-//! rests on anyway. The digest is the BLAKE3 hash of that
-//! byte string, shown as 64 hex characters. A typical record is 5 to 9 bytes (it was about 20
-//! with both names spelt out in every record, before the name numbers), which matters
-//! because the digest is kept for every run of every sweep, and no record allocates.
+//! rests on anyway. The digest is the BLAKE3 hash of that byte string, shown as 64 hex
+//! characters. A typical record is 5 to 9 bytes (it was about 20 with both names spelt out in
+//! every record, before the name numbers), which matters because the digest is kept for every
+//! run of every sweep, and no record allocates.
 //!
 //! # How the digest is computed
 //!
@@ -97,9 +99,9 @@
 //! records) the digest is `blake3::hash` of the buffer, one call and no hasher at all. The
 //! padding is written past the records in the buffer (or fed to a copy of the hasher), not
 //! added to the trace: a digest read on the way is that of the records so far, padded, and
-//! the records that follow are written over it. BLAKE3's
-//! result depends only on the byte string, not on how it was split between `update` calls, so
-//! the digest is exactly `blake3::hash(encoding)`, padding included (checked by unit tests against a one-piece
+//! the records that follow are written over it. BLAKE3's result depends only on the byte
+//! string, not on how it was split between `update` calls, so the digest is exactly
+//! `blake3::hash(encoding)`, padding included (checked by unit tests against a one-piece
 //! reference encoder, across several flushes, digests read on the way and every name length).
 //! The buffer, the name tables and the hasher of a finished trace are kept for the next trace
 //! on the same thread, so a run of a sweep allocates none of them.
@@ -496,7 +498,7 @@ const CHUNK: usize = 1024;
 /// The zero bytes that end an encoding of `len` bytes (see the module doc): up to the next
 /// multiple of 1024 bytes (a BLAKE3 chunk) when it is longer than one chunk, else none.
 #[inline]
-pub fn padding(len: u64) -> usize {
+fn padding(len: u64) -> usize {
     let rem = (len % CHUNK as u64) as usize;
     if len > CHUNK as u64 && rem != 0 {
         CHUNK - rem
