@@ -967,6 +967,37 @@ mod tests {
         want
     }
 
+    /// The word encoder against the byte loop, at every length boundary (2^(7k) and its
+    /// neighbours), at every power of two and its neighbours, and at random values of every
+    /// bit length, at the first and the last offset a record's word can start at: the same
+    /// bytes and the same end.
+    #[test]
+    fn the_word_encoder_writes_the_reference_bytes() {
+        use rand::{Rng, SeedableRng};
+        let mut vs = vec![0u64, 1, u64::MAX, u64::MAX - 1];
+        for k in 0..64 {
+            let p = 1u64 << k;
+            vs.extend([p - 1, p, p + 1]);
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for bits in 1..=64u32 {
+            for _ in 0..200 {
+                vs.push(rng.next_u64() >> (64 - bits));
+            }
+        }
+        for &v in &vs {
+            let mut want = vec![];
+            leb128(&mut want, v);
+            for at in [0, 7, MAX_RECORD - 10] {
+                let mut out = [0xAAu8; MAX_RECORD];
+                let end = leb128_at(&mut out, at, v);
+                assert_eq!(end, at + want.len(), "end of {v:#x} at {at}");
+                assert_eq!(&out[at..end], &want[..], "bytes of {v:#x} at {at}");
+                assert!(out[..at].iter().all(|&b| b == 0xAA), "wrote before {at}");
+            }
+        }
+    }
+
     #[test]
     fn the_encoding_is_the_documented_one() {
         let mut t = Trace::digest_only();
