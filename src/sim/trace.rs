@@ -302,19 +302,37 @@ impl Names {
     fn slot_of(component: &str, kind: &str) -> usize {
         (Self::mix(component, kind) >> (64 - SLOTS.trailing_zeros())) as usize
     }
+    /// Whether slot `s` holds the pair's number in this trace.
+    #[inline(always)]
+    fn holds(&self, s: &Slot, component: &'static str, kind: &'static str) -> bool {
+        s.gen == self.gen && std::ptr::eq(s.component, component) && std::ptr::eq(s.kind, kind)
+    }
     /// The number of the pair, or 0 when this is its first record (it is numbered now).
+    ///
+    /// Two-way: a pair is in its slot `i` or in `i ^ 1`, so two pairs whose addresses hash
+    /// to one slot do not evict each other on every record. Which pairs collide depends on
+    /// where the linker put the names: in one build the connpool model's request draw and
+    /// one of its events did, 175,000 misses in a 200,000-customer run (1.8 % of its
+    /// instructions).
     #[inline(always)]
     fn number(&mut self, component: &'static str, kind: &'static str) -> u32 {
         let i = Self::slot_of(component, kind);
         let s = &self.slots[i];
-        if s.gen == self.gen && std::ptr::eq(s.component, component) && std::ptr::eq(s.kind, kind) {
+        if self.holds(s, component, kind) {
+            return s.number;
+        }
+        let s = &self.slots[i ^ 1];
+        if self.holds(s, component, kind) {
             return s.number;
         }
         self.miss(i, component, kind)
     }
+    /// The pair is in neither of its slots: its number (or 0 and a new number), put in its
+    /// slot `slot`, whose pair moves to the other way (`slot ^ 1`), evicting what was there.
     #[cold]
     #[inline(never)]
     fn miss(&mut self, slot: usize, component: &'static str, kind: &'static str) -> u32 {
+        self.slots[slot ^ 1] = self.slots[slot];
         let id = self.id_of(component, kind);
         let gen = self.gen;
         let stamp = &mut self.numbers[id as usize];
@@ -1055,6 +1073,41 @@ mod tests {
         }
         assert_eq!(t.digest_hex(), reference_digest(&want));
         pairs.len()
+    }
+
+    /// Two pairs whose addresses hash to one slot, recorded in turn, both stay in the table
+    /// (the two ways of their slot), so neither misses again; a third pair of that slot takes
+    /// it and the pair it displaced stays in the other way.
+    #[test]
+    fn two_pairs_of_one_slot_both_stay() {
+        let mut by_slot: std::collections::HashMap<usize, Vec<&'static str>> = Default::default();
+        let same = (0..100_000)
+            .find_map(|i| {
+                let c: &'static str = format!("c{i}").leak();
+                let v = by_slot.entry(Names::slot_of(c, "k")).or_default();
+                v.push(c);
+                (v.len() == 3).then(|| v.clone())
+            })
+            .expect("three pairs of one slot");
+        let i = Names::slot_of(same[0], "k");
+        let mut names = Names::new();
+        names.reset();
+        let (a, b, c) = (same[0], same[1], same[2]);
+        assert_eq!((names.number(a, "k"), names.number(b, "k")), (0, 0));
+        for _ in 0..3 {
+            assert_eq!((names.number(a, "k"), names.number(b, "k")), (1, 2));
+        }
+        let held = |n: &Names, x: &'static str| {
+            n.holds(&n.slots[i], x, "k") || n.holds(&n.slots[i ^ 1], x, "k")
+        };
+        assert!(held(&names, a) && held(&names, b));
+        assert_eq!(names.number(c, "k"), 0);
+        assert!(names.holds(&names.slots[i], c, "k"));
+        assert_eq!(names.number(c, "k"), 3);
+        assert!(
+            held(&names, a) != held(&names, b),
+            "one of the first two stays"
+        );
     }
 
     /// The address pairs the next trace on this thread starts with.
