@@ -3,11 +3,12 @@
 //! Same work as `benches/peer/simpy_mmc_reneging.py` (λ = 25, μ = 1, c = 20, θ = 2, 200,000
 //! customers, seed 1): the `Fixed` pool configured as that queue (zero mutex cost, zero
 //! wake-up latency, one setting, exponential service and patience, `ConnPoolParams::erlang_a`).
-//! Reports the abandonment fraction of both (Erlang-A: 0.22613) and the CPU-time ratio (best of seven
-//! rounds on each side), with
-//! the SimPy script (the repository's `benches/peer/`; `VTSIM_PEER` overrides the path) run in
-//! this same session; without `python3` or SimPy the bench says what to install (`pip install
-//! simpy`). Timings are printed, never asserted.
+//! Reports the abandonment fraction of both (Erlang-A: 0.22613) and the CPU-time ratio: best
+//! of seven rounds on each side, and the ratio within each round. A round times vtsim (with
+//! and without the digest) and then one run of the SimPy script (the repository's
+//! `benches/peer/`; `VTSIM_PEER` overrides the path), so the two sides take turns; without
+//! `python3` or SimPy the bench says what to install (`pip install simpy`). Timings are
+//! printed, never asserted.
 
 mod common;
 
@@ -19,8 +20,9 @@ fn main() {
     let (lam, mu, c, theta, n) = (25.0, 1.0, 20, 2.0, 200_000u64);
     let p = ConnPoolParams::erlang_a(lam, mu, c, theta, n);
     let th = erlang_a(lam, mu, c, theta);
-    // The same seven timed rounds as the peer (`--repeat 7`), CPU time compared: on this
-    // shared 2-core VM a best of three swung the ratio by 2x between runs.
+    // Seven rounds, each vtsim's two variants and then one SimPy run (`common::rounds_with_peer`):
+    // on this shared 2-core VM the best of seven of one side measured after the other's moved
+    // the ratio by a quarter between runs.
     const ROUNDS: usize = 7;
     let mut out = None;
     let mut with_digest = || {
@@ -33,8 +35,16 @@ fn main() {
         };
         std::hint::black_box(run_detailed(&p, 1, opts).metrics.timeouts);
     };
-    // Interleaved in each round (`common::best_of_each`).
-    let b = common::best_of_each(ROUNDS, &mut [&mut with_digest, &mut without]);
+    let peer_args = ["--n", "200000", "--seed", "1"];
+    let rounds = common::rounds_with_peer(
+        ROUNDS,
+        &mut [&mut with_digest, &mut without],
+        "simpy_mmc_reneging.py",
+        &peer_args,
+        "cpu_s_best",
+        "  ",
+    );
+    let b = rounds.best();
     let ((cpu, best), (cpu_off, best_off)) = (b[0], b[1]);
     let r = out.expect("ran");
     let m = &r.metrics;
@@ -51,31 +61,15 @@ fn main() {
         m.queue_time_all_ns as f64 * 1e-9 / m.queue_time_all_n as f64,
         th.mean_wait_all
     );
-    if let Some((stdout, v)) = common::run_peer(
-        "simpy_mmc_reneging.py",
-        &[
-            "--n",
-            "200000",
-            "--seed",
-            "1",
-            "--repeat",
-            &ROUNDS.to_string(),
-        ],
-        "  ",
-    ) {
-        print!("  SimPy: {}", stdout.replace('\n', "\n  "));
-        let wall = v["wall_s_best"]
-            .as_f64()
-            .expect("wall_s_best in the peer's JSON");
-        let peer_cpu = v["cpu_s_best"]
-            .as_f64()
-            .expect("cpu_s_best in the peer's JSON");
+    if let Some((peer_cpu, stdout, _)) = &rounds.peer {
+        print!("  SimPy (the last round): {}", stdout.replace('\n', "\n  "));
+        let best_peer = peer_cpu.iter().copied().fold(f64::INFINITY, f64::min);
         println!(
-            "\n  speed ratio on CPU time (best of {ROUNDS} each, same 200,000 customers): {:.0}x with the digest, {:.0}x without (wall: {:.0}x / {:.0}x)",
-            peer_cpu / cpu,
-            peer_cpu / cpu_off,
-            wall / best,
-            wall / best_off
+            "\n  SimPy CPU best of {ROUNDS} rounds: {best_peer:.3} s; speed ratio on CPU time (same 200,000 customers): {:.0}x with the digest, {:.0}x without (best against best); within each round {} with the digest, {} without (min-median-max)",
+            best_peer / cpu,
+            best_peer / cpu_off,
+            rounds.round_ratio_range(0),
+            rounds.round_ratio_range(1)
         );
     }
 }

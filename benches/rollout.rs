@@ -11,8 +11,10 @@
 //! 2. Runs per second of `models/rollout-default.ron` (fast and per-query workload).
 //!
 //! Seeds: `replicate_seed(experiment_seed, replicate)`. vtsim runs as a worker of `vtsim run`
-//! does (one world reused across replicates, `WorldSpec::runner`). Part 1 compares CPU time,
-//! best of the same seven rounds on each side. Timings are printed, never asserted.
+//! does (one world reused across replicates, `WorldSpec::runner`). Part 1 compares CPU time
+//! over seven rounds, each timing vtsim's variants and then one run of the peer (the sides
+//! take turns): best against best, and the ratio within each round. Timings are printed,
+//! never asserted.
 
 mod common;
 
@@ -50,14 +52,14 @@ fn peer_equivalent() {
     p.workload.replica_read_rps = 0.0;
     p.workload.primary_write_rps = 0.0;
     let ix = exposure_index();
-    // The same seven timed rounds for vtsim as for the peer (`--repeat 7`), in this process;
-    // CPU time compared, as a worker of `vtsim run` runs them (one world reused across
-    // replicates: `WorldSpec::runner`).
+    // Seven rounds, each vtsim's variants and then one SimPy run; CPU time compared, vtsim
+    // run as a worker of `vtsim run` runs it (one world reused across replicates:
+    // `WorldSpec::runner`).
     const ROUNDS: usize = 7;
     let spec = WorldSpec::Rollout(p.clone());
     let mut totals = Vec::with_capacity(reps as usize);
     let mut events = 0u64;
-    // The three variants interleaved in each round (`common::best_of_each`).
+    // The three variants, in this order in each round.
     let mut with_digest = || {
         totals.clear();
         events = 0;
@@ -91,7 +93,17 @@ fn peer_equivalent() {
         }
         std::hint::black_box(acc);
     };
-    let b = common::best_of_each(ROUNDS, &mut [&mut with_digest, &mut without, &mut fresh]);
+    // Each round times the three variants and then one run of the SimPy peer, so the two
+    // sides take turns (`common::rounds_with_peer`).
+    let rounds = common::rounds_with_peer(
+        ROUNDS,
+        &mut [&mut with_digest, &mut without, &mut fresh],
+        "simpy_polling_discovery.py",
+        &["--replicas", "2"],
+        "cpu_s",
+        "    ",
+    );
+    let b = rounds.best();
     let ((cpu, best), (cpu_off, best_off), (cpu_fresh, _)) = (b[0], b[1], b[2]);
     let n = totals.len() as f64;
     let mean = totals.iter().sum::<f64>() / n;
@@ -109,20 +121,18 @@ fn peer_equivalent() {
     );
     println!("    mean total exposure per replication: {mean:.4} s (+-{half:.4} 95% CI; exact 75)");
 
-    if let Some((stdout, v)) = common::run_peer(
-        "simpy_polling_discovery.py",
-        &["--replicas", "2", "--repeat", &ROUNDS.to_string()],
-        "    ",
-    ) {
-        print!("    SimPy: {}", stdout.replace('\n', "\n    "));
-        let peer_cpu = v["cpu_s"].as_f64().expect("cpu_s in the peer's JSON");
-        let wall = v["wall_s"].as_f64().expect("wall_s in the peer's JSON");
+    if let Some((peer_cpu, stdout, _)) = &rounds.peer {
+        print!(
+            "    SimPy (the last round): {}",
+            stdout.replace('\n', "\n    ")
+        );
+        let best_peer = peer_cpu.iter().copied().fold(f64::INFINITY, f64::min);
         println!(
-            "\n    speed ratio on CPU time (best of {ROUNDS} each, same 10,000 replications): {:.1}x with the digest, {:.1}x without (wall: {:.1}x / {:.1}x)",
-            peer_cpu / cpu,
-            peer_cpu / cpu_off,
-            wall / best,
-            wall / best_off
+            "\n    SimPy CPU best of {ROUNDS} rounds: {best_peer:.3} s; speed ratio on CPU time (same 10,000 replications): {:.1}x with the digest, {:.1}x without (best against best); within each round {} with the digest, {} without (min-median-max)",
+            best_peer / cpu,
+            best_peer / cpu_off,
+            rounds.round_ratio_range(0),
+            rounds.round_ratio_range(1)
         );
     }
 }
