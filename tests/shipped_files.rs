@@ -171,3 +171,46 @@ fn every_shipped_model_replays_to_its_pinned_digest() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The reference outputs committed under `notebooks-out/` are what the README's commands
+/// write today, byte for byte: every committed file of each folder (the charts, whose footers
+/// carry the runs digest, and `points.csv`), against a fresh `vtsim run` of its experiment.
+/// A change that moves a figure or a digest fails here until the outputs are re-run and
+/// committed (they once went six stops with stale footers).
+#[test]
+fn the_committed_reference_outputs_are_current() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["tablet-available-sweep", "lead-sensitivity"] {
+        let committed = root.join("notebooks-out").join(name);
+        let files: Vec<_> = std::fs::read_dir(&committed)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            // What the repository keeps there (`.gitignore` leaves the rest out).
+            .filter(|p| p.extension().is_some_and(|e| e == "png") || p.ends_with("points.csv"))
+            .collect();
+        assert!(
+            !files.is_empty(),
+            "nothing committed in {}",
+            committed.display()
+        );
+        let out = tmp.path().join(name);
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_vtsim"))
+            .arg("run")
+            .arg(root.join("experiments").join(format!("{name}.ron")))
+            .arg("--out")
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(status.success(), "vtsim run {name}");
+        for f in files {
+            let file = f.file_name().unwrap();
+            assert!(
+                std::fs::read(&f).unwrap() == std::fs::read(out.join(file)).unwrap(),
+                "notebooks-out/{name}/{} differs from what `vtsim run experiments/{name}.ron` \
+                 writes: re-run it and commit the outputs",
+                file.to_string_lossy()
+            );
+        }
+    }
+}
