@@ -411,7 +411,9 @@ fn seed_statements_in_the_three_stage_harness() {
 
 /// `costs.mutex: Fifo` with every wake-up charge and timer lateness off is the model before
 /// GoSync, event for event: the counters and event counts of main at 9b6ab79 (default model
-/// file of that commit: 40 ns per node, Exp(50 us) wake-up), pinned. The event counts are
+/// file of that commit: 40 ns per node, Exp(50 us) wake-up), pinned, and re-pinned once at
+/// the exponential sampler's change to the ziggurat (issue 15), which changed every
+/// exponential draw. The event counts are
 /// those of one `Deadline` event per parked waiter, as then (`ConnPoolDeadlineEvents`; the
 /// pool's own timers give the same counters, `pool_timers_give_the_runs_of_one_event_per_deadline`).
 #[test]
@@ -453,15 +455,15 @@ fn fifo_is_unchanged() {
             m.timeouts,
             m.post_deadline_handoffs
         ),
-        (224_261, 40_262, 16_683, 1_652)
+        (222_495, 39_916, 16_431, 1_567)
     );
-    assert_eq!((m.selections, m.invariant_a_violations), (23_554, 882));
+    assert_eq!((m.selections, m.invariant_a_violations), (23_465, 831));
     // (variant, events, timeouts, post-deadline handoffs, selections, evictions) at 4x, seed 3.
     let pinned = [
-        (Variant::Unfixed, 426_742, 54_502, 21_103, 25_707, 0),
-        (Variant::OnlyA, 371_736, 76_507, 111, 3_702, 66_718),
-        (Variant::OnlyB, 426_989, 50_910, 7_403, 29_299, 0),
-        (Variant::Fixed, 423_362, 54_597, 3_595, 25_612, 3_626),
+        (Variant::Unfixed, 427_920, 55_237, 20_624, 25_290, 0),
+        (Variant::OnlyA, 373_197, 76_931, 126, 3_596, 68_675),
+        (Variant::OnlyB, 428_863, 50_906, 7_514, 29_621, 0),
+        (Variant::Fixed, 424_972, 54_789, 3_700, 25_738, 3_635),
     ];
     for (v, events, timeouts, pd, sel, ev) in pinned {
         let mut q = p1.clone();
@@ -480,7 +482,7 @@ fn fifo_is_unchanged() {
             (events, timeouts, pd, sel, ev),
             "{v:?}"
         );
-        assert_eq!(m.requests, 80_230);
+        assert_eq!(m.requests, 80_547);
         // No timer lateness: by the clock and by ctx are the same count.
         assert_eq!(m.post_cancel_handoffs, m.post_deadline_handoffs, "{v:?}");
     }

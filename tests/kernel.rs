@@ -36,7 +36,7 @@ fn the_hold_digest_is_pinned() {
     let out = hold(64).run(11, RunOptions::default());
     assert_eq!(
         out.digest,
-        "c38da33e41be323eb0831eb473b358951d1885fa60c5745b3421e9a3210a5d3e"
+        "002dce01c0228e95895e61ef5192f2a6a56884305d8152c300b8179e4ad41148"
     );
 }
 
