@@ -86,9 +86,11 @@ impl PoolWorld {
         let mut t = from;
         while self.arrival_stage < self.stage_ends.len() {
             let end = self.stage_ends[self.arrival_stage];
-            let rate = self.stage_rates[self.arrival_stage];
-            if rate > 0.0 {
-                let gap = draw_exp_ns(&mut self.rng_arrivals, 1.0 / rate);
+            if self.stage_rates[self.arrival_stage] > 0.0 {
+                let gap = draw_exp_ns(
+                    &mut self.rng_arrivals,
+                    self.stage_gaps_s[self.arrival_stage],
+                );
                 let next = SimTime(t.0.saturating_add(gap));
                 if next < end {
                     return Some(next);

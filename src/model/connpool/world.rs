@@ -110,6 +110,9 @@ pub struct PoolWorld {
     pub(crate) stage_ends: Vec<SimTime>,
     /// Arrival rate of each stage (per second).
     pub(super) stage_rates: Vec<f64>,
+    /// The mean gap between arrivals of each stage, `1 / rate` seconds (computed once, not
+    /// at every arrival; unused where the rate is 0).
+    pub(super) stage_gaps_s: Vec<f64>,
     /// The stage the next open-loop arrival is drawn in.
     pub(super) arrival_stage: usize,
     /// Requests still to arrive (`workload.arrivals.requests`).
@@ -302,6 +305,7 @@ impl PoolWorld {
             starving_left: 0,
             tick_base: SimTime::ZERO,
             stage_ends: stage_ends.clone(),
+            stage_gaps_s: stage_rates.iter().map(|r| 1.0 / r).collect(),
             stage_rates,
             arrival_stage: 0,
             requests_left,
@@ -347,6 +351,7 @@ impl PoolWorld {
         let (mut w, _) = Self::build(p, seed, index);
         w.stage_ends = vec![SimTime::MAX];
         w.stage_rates = vec![0.0];
+        w.stage_gaps_s = vec![f64::INFINITY];
         w.requests_left = u64::MAX;
         w.closed_end = SimTime::MAX;
         w.stages_end = SimTime::MAX;
