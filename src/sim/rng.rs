@@ -502,6 +502,7 @@ fn poisson_ptrs<R: Rng>(rng: &mut R, lambda: f64) -> u64 {
     let a = -0.059 + 0.02483 * b;
     let invalpha = 1.1239 + 1.1328 / (b - 3.4);
     let vr = 0.9277 - 3.6224 / (b - 2.0);
+    let mut logs: Option<(f64, f64)> = None;
     loop {
         let u = uniform01(rng) - 0.5;
         let v = uniform01(rng);
@@ -515,15 +516,38 @@ fn poisson_ptrs<R: Rng>(rng: &mut R, lambda: f64) -> u64 {
         if k < 0 || (us < 0.013 && v > us) {
             continue;
         }
-        // log(lambda) only here: most draws are accepted above without it (a pure function,
-        // so computing it on the way, as numpy does, or here gives the same value).
-        let loglam = libm::log(lambda);
+        // log(lambda) and log(invalpha) only here, once a draw: most draws are accepted
+        // above without them (pure functions, so computing them on the way, as numpy does,
+        // or here gives the same values).
+        let (loglam, log_invalpha) =
+            *logs.get_or_insert_with(|| (libm::log(lambda), libm::log(invalpha)));
         // log(v) of v == 0 is -inf, which accepts: the same as the paper.
-        if libm::log(v) + libm::log(invalpha) - libm::log(a / (us * us) + b)
-            <= -lambda + k as f64 * loglam - libm::lgamma(k as f64 + 1.0)
+        if libm::log(v) + log_invalpha - libm::log(a / (us * us) + b)
+            <= -lambda + k as f64 * loglam - log_factorial(k as u64)
         {
             return k as u64;
         }
+    }
+}
+
+/// How many `log(k!)` [`log_factorial`] keeps.
+const LOG_FACTORIALS: usize = 2048;
+
+/// `lgamma(k + 1)` for `k < LOG_FACTORIALS`, computed once with `libm`.
+static LOG_FACTORIAL: std::sync::LazyLock<Box<[f64]>> = std::sync::LazyLock::new(|| {
+    (0..LOG_FACTORIALS)
+        .map(|k| libm::lgamma(k as f64 + 1.0))
+        .collect()
+});
+
+/// `log(k!)` as `libm::lgamma(k + 1)` gives it, the same bits: from a table below
+/// `LOG_FACTORIALS` (PTRS's slow path, about a third of its draws at a mean of 100, needs
+/// one a try), by `lgamma` above.
+#[inline]
+fn log_factorial(k: u64) -> f64 {
+    match LOG_FACTORIAL.get(k as usize) {
+        Some(&x) => x,
+        None => libm::lgamma(k as f64 + 1.0),
     }
 }
 
@@ -897,6 +921,17 @@ mod tests {
         );
         assert_eq!(exponential(&mut r, 0.0), 0.0);
         assert_eq!(exponential(&mut r, -1.0), 0.0);
+    }
+
+    /// The table gives `lgamma(k + 1)`'s bits, and so does the fallback past it.
+    #[test]
+    fn log_factorials_are_lgammas() {
+        for k in (0..LOG_FACTORIALS as u64 + 10).chain([1 << 20, u32::MAX as u64]) {
+            let want = libm::lgamma(k as f64 + 1.0);
+            assert_eq!(log_factorial(k).to_bits(), want.to_bits(), "{k}");
+        }
+        assert_eq!(log_factorial(0), 0.0);
+        assert!((log_factorial(10) - 3_628_800f64.ln()).abs() < 1e-12);
     }
 
     /// The draws are pinned: a change here changes every rollout digest.
