@@ -509,7 +509,7 @@ fn poisson_ptrs<R: Rng>(rng: &mut R, lambda: f64) -> u64 {
         let us = 0.5 - u.abs();
         // `as` saturates: an infinite or huge value (us near 0) lands far outside and is
         // rejected below.
-        let k = libm::floor((2.0 * a / us + b) * u + lambda + 0.43) as i64;
+        let k = floor_i64((2.0 * a / us + b) * u + lambda + 0.43);
         if us >= 0.07 && v <= vr {
             return k as u64;
         }
@@ -527,6 +527,19 @@ fn poisson_ptrs<R: Rng>(rng: &mut R, lambda: f64) -> u64 {
         {
             return k as u64;
         }
+    }
+}
+
+/// `floor(x) as i64` (saturating, NaN to 0), without a call: truncate toward zero, then step
+/// down where that rounded a negative non-integer up. Floor is exact, so this is
+/// `libm::floor(x) as i64` for every `x` (a test checks the edges and a million draws).
+#[inline]
+fn floor_i64(x: f64) -> i64 {
+    let t = x as i64;
+    if (t as f64) > x {
+        t.saturating_sub(1)
+    } else {
+        t
     }
 }
 
@@ -921,6 +934,52 @@ mod tests {
         );
         assert_eq!(exponential(&mut r, 0.0), 0.0);
         assert_eq!(exponential(&mut r, -1.0), 0.0);
+    }
+
+    #[test]
+    fn floor_i64_is_libm_floor() {
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.0,
+            -1.0,
+            -1.5,
+            2.5,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            f64::MAX,
+            f64::MIN,
+            4503599627370495.5,
+            -4503599627370495.5,
+            9.223372036854775e18,
+            -9.223372036854775e18,
+            9.223372036854776e18,
+            -9.223372036854776e18,
+            -9.223372036854778e18,
+        ];
+        for k in [1.0f64, 2f64.powi(52), 2f64.powi(53), 2f64.powi(63)] {
+            for x in [k, -k] {
+                xs.extend([
+                    x,
+                    f64::from_bits(x.to_bits() + 1),
+                    f64::from_bits(x.to_bits() - 1),
+                ]);
+            }
+        }
+        let mut r = stream(3, "floor", 0);
+        for _ in 0..1_000_000 {
+            let u = uniform01(&mut r) - 0.5;
+            xs.push(u * 1e3);
+            xs.push(1.0 / u);
+        }
+        for x in xs {
+            assert_eq!(floor_i64(x), libm::floor(x) as i64, "{x:e}");
+        }
     }
 
     /// The table gives `lgamma(k + 1)`'s bits, and so does the fallback past it.
