@@ -143,6 +143,20 @@ impl LazyRng {
         self.rng = None;
         self.served = 0;
     }
+    /// Record that this stream's first `u64` was drawn elsewhere, by [`first_u64s`] (many
+    /// streams' first blocks at once): `x` is that draw, and the next draw here is the
+    /// stream's second. Only on a stream not yet drawn from; builds with debug assertions
+    /// check `x` against the stream's own first block.
+    #[inline]
+    pub fn first_u64_drawn(&mut self, x: u64) {
+        debug_assert!(self.rng.is_none() && self.served == 0, "already drawn from");
+        debug_assert_eq!(x, {
+            let w = chacha8_first_block(&seed_key_cached(self.seed), self.id);
+            u64::from(w[1]) << 32 | u64::from(w[0])
+        });
+        let _ = x;
+        self.served = 2;
+    }
     /// The generator (created now if this is its first use).
     #[inline]
     pub fn get(&mut self) -> &mut SimRng {
@@ -208,6 +222,163 @@ pub fn chacha8_first_block(key: &[u8; 32], stream: u64) -> [u32; 16] {
     }
     #[cfg(not(target_arch = "x86_64"))]
     chacha8_first_block_portable(key, stream)
+}
+
+/// The first `u64` of the streams `(tag, 0)`, `(tag, 1)`, ... of the run seeded with `seed`,
+/// one into each element of `out`: what `uniform01(&mut stream(seed, tag, i))` would draw
+/// first, four streams at a time ([`chacha8_first_u64s4`]). A component that draws once a run
+/// (a vtgate's phase) then costs a quarter of a block; [`LazyRng::first_u64_drawn`] tells its
+/// stream.
+pub fn first_u64s(seed: u64, tag: &'static str, out: &mut [u64]) {
+    let key = seed_key_cached(seed);
+    for (c, chunk) in out.chunks_mut(4).enumerate() {
+        let ids: [u64; 4] = std::array::from_fn(|l| cached_stream_id(tag, (c * 4 + l) as u32));
+        let x = chacha8_first_u64s4(&key, ids);
+        chunk.copy_from_slice(&x[..chunk.len()]);
+    }
+}
+
+/// Words 0 and 1 of [`chacha8_first_block`] for four streams of one key, as a `u64` (low
+/// word first, as the generator's `next_u64`): the four blocks' states side by side, a word
+/// of each in one lane, so every quarter-round of the four runs at once and the rows need no
+/// shuffles (the layout rand_chacha's wide refill uses).
+#[inline]
+pub fn chacha8_first_u64s4(key: &[u8; 32], streams: [u64; 4]) -> [u64; 4] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: SSE2 is part of the x86_64 baseline, and the function uses nothing else.
+        unsafe { chacha8_first_u64s4_sse2(key, streams) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    chacha8_first_u64s4_portable(key, streams)
+}
+
+/// [`chacha8_first_u64s4`] with SSE2: a state word of the four blocks a register.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn chacha8_first_u64s4_sse2(key: &[u8; 32], streams: [u64; 4]) -> [u64; 4] {
+    use std::arch::x86_64::*;
+    let w = |i: usize| u32::from_le_bytes([key[i], key[i + 1], key[i + 2], key[i + 3]]);
+    let splat = |v: u32| _mm_set1_epi32(v as i32);
+    let lane = |f: fn(u64) -> u32| {
+        let v = streams.map(f);
+        _mm_setr_epi32(v[0] as i32, v[1] as i32, v[2] as i32, v[3] as i32)
+    };
+    let (c0, c1) = (splat(0x6170_7865), splat(0x3320_646e));
+    let mut x: [__m128i; 16] = [
+        c0,
+        c1,
+        splat(0x7962_2d32),
+        splat(0x6b20_6574),
+        splat(w(0)),
+        splat(w(4)),
+        splat(w(8)),
+        splat(w(12)),
+        splat(w(16)),
+        splat(w(20)),
+        splat(w(24)),
+        splat(w(28)),
+        splat(0),
+        splat(0),
+        lane(|s| s as u32),
+        lane(|s| (s >> 32) as u32),
+    ];
+    macro_rules! rotl {
+        ($v:expr, $l:literal, $r:literal) => {
+            _mm_or_si128(_mm_slli_epi32::<$l>($v), _mm_srli_epi32::<$r>($v))
+        };
+    }
+    macro_rules! qr {
+        ($a:literal, $b:literal, $c:literal, $d:literal) => {
+            x[$a] = _mm_add_epi32(x[$a], x[$b]);
+            let t = _mm_xor_si128(x[$d], x[$a]);
+            x[$d] = _mm_shufflehi_epi16::<0b10_11_00_01>(_mm_shufflelo_epi16::<0b10_11_00_01>(t));
+            x[$c] = _mm_add_epi32(x[$c], x[$d]);
+            let t = _mm_xor_si128(x[$b], x[$c]);
+            x[$b] = rotl!(t, 12, 20);
+            x[$a] = _mm_add_epi32(x[$a], x[$b]);
+            let t = _mm_xor_si128(x[$d], x[$a]);
+            x[$d] = rotl!(t, 8, 24);
+            x[$c] = _mm_add_epi32(x[$c], x[$d]);
+            let t = _mm_xor_si128(x[$b], x[$c]);
+            x[$b] = rotl!(t, 7, 25);
+        };
+    }
+    for _ in 0..4 {
+        qr!(0, 4, 8, 12);
+        qr!(1, 5, 9, 13);
+        qr!(2, 6, 10, 14);
+        qr!(3, 7, 11, 15);
+        qr!(0, 5, 10, 15);
+        qr!(1, 6, 11, 12);
+        qr!(2, 7, 8, 13);
+        qr!(3, 4, 9, 14);
+    }
+    let lo = _mm_add_epi32(x[0], c0);
+    let hi = _mm_add_epi32(x[1], c1);
+    let mut out = [0u64; 4];
+    // (lo, hi) word pairs of lanes 0, 1 and then 2, 3: little-endian u64s.
+    // SAFETY: `out` is 32 bytes, two unaligned 16-byte stores.
+    unsafe {
+        _mm_storeu_si128(out.as_mut_ptr().cast(), _mm_unpacklo_epi32(lo, hi));
+        _mm_storeu_si128(out.as_mut_ptr().add(2).cast(), _mm_unpackhi_epi32(lo, hi));
+    }
+    out
+}
+
+/// [`chacha8_first_u64s4`] in portable code, on `[u32; 4]` lanes.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn chacha8_first_u64s4_portable(key: &[u8; 32], streams: [u64; 4]) -> [u64; 4] {
+    let w = |i: usize| u32::from_le_bytes([key[i], key[i + 1], key[i + 2], key[i + 3]]);
+    let splat = |x: u32| [x; 4];
+    let init: [[u32; 4]; 16] = [
+        splat(0x6170_7865),
+        splat(0x3320_646e),
+        splat(0x7962_2d32),
+        splat(0x6b20_6574),
+        splat(w(0)),
+        splat(w(4)),
+        splat(w(8)),
+        splat(w(12)),
+        splat(w(16)),
+        splat(w(20)),
+        splat(w(24)),
+        splat(w(28)),
+        splat(0),
+        splat(0),
+        streams.map(|s| s as u32),
+        streams.map(|s| (s >> 32) as u32),
+    ];
+    #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // four words of one lane, not one array
+    fn qr(x: &mut [[u32; 4]; 16], a: usize, b: usize, c: usize, d: usize) {
+        for l in 0..4 {
+            x[a][l] = x[a][l].wrapping_add(x[b][l]);
+            x[d][l] = (x[d][l] ^ x[a][l]).rotate_left(16);
+            x[c][l] = x[c][l].wrapping_add(x[d][l]);
+            x[b][l] = (x[b][l] ^ x[c][l]).rotate_left(12);
+            x[a][l] = x[a][l].wrapping_add(x[b][l]);
+            x[d][l] = (x[d][l] ^ x[a][l]).rotate_left(8);
+            x[c][l] = x[c][l].wrapping_add(x[d][l]);
+            x[b][l] = (x[b][l] ^ x[c][l]).rotate_left(7);
+        }
+    }
+    let mut x = init;
+    for _ in 0..4 {
+        qr(&mut x, 0, 4, 8, 12);
+        qr(&mut x, 1, 5, 9, 13);
+        qr(&mut x, 2, 6, 10, 14);
+        qr(&mut x, 3, 7, 11, 15);
+        qr(&mut x, 0, 5, 10, 15);
+        qr(&mut x, 1, 6, 11, 12);
+        qr(&mut x, 2, 7, 8, 13);
+        qr(&mut x, 3, 4, 9, 14);
+    }
+    std::array::from_fn(|l| {
+        let lo = x[0][l].wrapping_add(init[0][l]);
+        let hi = x[1][l].wrapping_add(init[1][l]);
+        u64::from(hi) << 32 | u64::from(lo)
+    })
 }
 
 /// The first block's initial rows: the constants, the key's two halves, counter 0 and the
@@ -347,7 +518,13 @@ pub fn replicate_seed(experiment_seed: u64, replicate: u64) -> u64 {
 /// Uniform in [0, 1) with 53 random bits.
 #[inline]
 pub fn uniform01<R: Rng>(rng: &mut R) -> f64 {
-    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    unit_f64(rng.next_u64())
+}
+
+/// The uniform in [0, 1) [`uniform01`] makes of a 64-bit draw: its high 53 bits.
+#[inline]
+pub fn unit_f64(x: u64) -> f64 {
+    (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
 /// Exponential with the given mean: `mean` times a standard exponential from
@@ -979,6 +1156,38 @@ mod tests {
         }
         for x in xs {
             assert_eq!(floor_i64(x), libm::floor(x) as i64, "{x:e}");
+        }
+    }
+
+    /// Four streams' first `u64` at once are what each stream draws first, for every
+    /// number of streams modulo 4; a stream told so draws its second next.
+    #[test]
+    fn first_u64s_are_each_streams_first_draw() {
+        for seed in [0u64, 1, 0xDEAD_BEEF, u64::MAX] {
+            for n in [0usize, 1, 3, 4, 5, 10, 13] {
+                let mut out = vec![0u64; n];
+                first_u64s(seed, "vtgate", &mut out);
+                for (i, &x) in out.iter().enumerate() {
+                    let mut eager = stream(seed, "vtgate", i as u32);
+                    assert_eq!(x, eager.next_u64(), "seed {seed} stream {i}");
+                    let mut lazy = LazyRng::new(seed, "vtgate", i as u32);
+                    lazy.first_u64_drawn(x);
+                    assert_eq!(lazy.next_u64(), eager.next_u64());
+                    assert_eq!(lazy.next_u32(), eager.next_u32());
+                }
+            }
+        }
+        let mut r = stream(9, "keys", 0);
+        for _ in 0..200 {
+            let mut key = [0u8; 32];
+            r.fill_bytes(&mut key);
+            let ids: [u64; 4] = std::array::from_fn(|_| r.next_u64());
+            let got = chacha8_first_u64s4(&key, ids);
+            assert_eq!(got, chacha8_first_u64s4_portable(&key, ids));
+            for l in 0..4 {
+                let w = chacha8_first_block(&key, ids[l]);
+                assert_eq!(got[l], u64::from(w[1]) << 32 | u64::from(w[0]));
+            }
         }
     }
 

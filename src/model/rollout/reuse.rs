@@ -11,7 +11,7 @@
 
 use super::params::Phase;
 use super::world::{
-    jitter, phase_draw, RolloutWorld, Route, ShardOp, Tablet, Tick, View, Vtgate, NONE,
+    jitter, phase_draw, phase_firsts, RolloutWorld, Route, ShardOp, Tablet, Tick, View, Vtgate, NONE,
 };
 use crate::model::dist::offset_of;
 use crate::sim::rng::{cached_stream, uniform01};
@@ -62,6 +62,7 @@ impl RolloutWorld {
             use_ticks: _,
             ticks,
             tick_head: _,
+            firsts: _,
             spare_discovered,
         } = &mut sim.world;
         ticks.clear();
@@ -158,6 +159,8 @@ impl RolloutWorld {
             Phase::Clustered { .. } => uniform01(&mut cached_stream(seed, "vtgate-fleet", 0)),
             _ => 0.0,
         };
+        let poll_jitter = sim.world.p.vtgate.poll_jitter;
+        phase_firsts(seed, poll_jitter, &mut sim.world.firsts);
         for g in 0..sim.world.vtgates.len() {
             let w = &mut sim.world;
             let Vtgate {
@@ -167,7 +170,7 @@ impl RolloutWorld {
                 wl_rng,
             } = &mut w.vtgates[g];
             rng.reseed(seed);
-            let u = phase_draw(rng, w.p.vtgate.poll_jitter);
+            let u = phase_draw(rng, poll_jitter, w.firsts[g]);
             let d = match &w.p.vtgate.phase {
                 Phase::Uniform => offset_of(u, tper),
                 Phase::Clustered { window } => {

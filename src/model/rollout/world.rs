@@ -6,7 +6,7 @@ use super::event::Event;
 use super::metrics::Burst;
 use super::params::{DurationDist, Phase, RolloutParams, WorkloadMode};
 use crate::model::dist::{offset_of, uniform_offset};
-use crate::sim::rng::{cached_stream, exponential, uniform01, LazyRng};
+use crate::sim::rng::{cached_stream, exponential, first_u64s, uniform01, unit_f64, LazyRng};
 use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
 
 /// "No address" / "no restart" marker in u32 fields.
@@ -342,6 +342,8 @@ pub struct RolloutWorld {
     pub(crate) ticks: Vec<Tick>,
     /// The slot of the pending poll in [`Self::ticks`].
     pub(crate) tick_head: usize,
+    /// The vtgates' first `u64`s of a run ([`phase_firsts`]), kept for the next run's.
+    pub(crate) firsts: Vec<u64>,
     /// The `discovered` vectors of a reset world's restarts, for the next run's (so a reused
     /// world allocates none).
     pub(crate) spare_discovered: Vec<Vec<SimTime>>,
@@ -443,9 +445,11 @@ impl RolloutWorld {
         };
         let mut vtgates = Vec::with_capacity(m);
         let mut first_polls = Vec::with_capacity(m);
+        let mut firsts = vec![0u64; m];
+        phase_firsts(seed, p.vtgate.poll_jitter, &mut firsts);
         for g in 0..m {
             let mut rng = LazyRng::new(seed, "vtgate", g as u32);
-            let u = phase_draw(&mut rng, p.vtgate.poll_jitter);
+            let u = phase_draw(&mut rng, p.vtgate.poll_jitter, firsts[g]);
             let phase = match &p.vtgate.phase {
                 Phase::Uniform => offset_of(u, tper),
                 Phase::Clustered { window } => {
@@ -526,6 +530,7 @@ impl RolloutWorld {
             step_dials: false,
             use_ticks: ticks && p.vtgate.poll_jitter == SimDuration::ZERO,
             ticks: Vec::with_capacity(m),
+            firsts,
             tick_head: 0,
             spare_discovered: Vec::new(),
         };
@@ -723,14 +728,24 @@ pub(crate) fn sample_lazy(d: &DurationDist, rng: &mut LazyRng, index: usize) -> 
 }
 
 /// A vtgate's phase draw, the first of its stream `rng`: without jitter it is the stream's
-/// only draw, taken from its first block with no generator made ([`LazyRng`]); with jitter
-/// the generator is made at once, as the polls draw from it.
+/// only draw, `first`, its first `u64`, computed with the other vtgates' four at a time
+/// ([`first_u64s`]) and no generator made ([`LazyRng`]); with jitter the generator is made at
+/// once, as the polls draw from it (`first` unused).
 #[inline]
-pub(crate) fn phase_draw(rng: &mut LazyRng, jitter: SimDuration) -> f64 {
+pub(crate) fn phase_draw(rng: &mut LazyRng, jitter: SimDuration, first: u64) -> f64 {
     if jitter == SimDuration::ZERO {
-        uniform01(rng)
+        rng.first_u64_drawn(first);
+        unit_f64(first)
     } else {
         uniform01(rng.get())
+    }
+}
+
+/// The vtgates' first `u64`s for [`phase_draw`] into `out` (one per vtgate; left as they are
+/// when there is jitter, where the phase comes from the generator).
+pub(crate) fn phase_firsts(seed: u64, jitter: SimDuration, out: &mut [u64]) {
+    if jitter == SimDuration::ZERO {
+        first_u64s(seed, "vtgate", out);
     }
 }
 
