@@ -253,36 +253,22 @@ pub fn chacha8_first_u64s4(key: &[u8; 32], streams: [u64; 4]) -> [u64; 4] {
     chacha8_first_u64s4_portable(key, streams)
 }
 
+/// The initial states of four streams' first blocks, word by word: word `i` of stream `l`
+/// is `[i][l]` (the rows of [`chacha8_rows`], four streams side by side).
+#[inline(always)]
+fn chacha8_lanes(key: &[u8; 32], streams: [u64; 4]) -> [[u32; 4]; 16] {
+    let rows = streams.map(|s| chacha8_rows(key, s));
+    std::array::from_fn(|i| std::array::from_fn(|l| rows[l][i / 4][i % 4]))
+}
+
 /// [`chacha8_first_u64s4`] with SSE2: a state word of the four blocks a register.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 fn chacha8_first_u64s4_sse2(key: &[u8; 32], streams: [u64; 4]) -> [u64; 4] {
     use std::arch::x86_64::*;
-    let w = |i: usize| u32::from_le_bytes([key[i], key[i + 1], key[i + 2], key[i + 3]]);
-    let splat = |v: u32| _mm_set1_epi32(v as i32);
-    let lane = |f: fn(u64) -> u32| {
-        let v = streams.map(f);
-        _mm_setr_epi32(v[0] as i32, v[1] as i32, v[2] as i32, v[3] as i32)
-    };
-    let (c0, c1) = (splat(0x6170_7865), splat(0x3320_646e));
-    let mut x: [__m128i; 16] = [
-        c0,
-        c1,
-        splat(0x7962_2d32),
-        splat(0x6b20_6574),
-        splat(w(0)),
-        splat(w(4)),
-        splat(w(8)),
-        splat(w(12)),
-        splat(w(16)),
-        splat(w(20)),
-        splat(w(24)),
-        splat(w(28)),
-        splat(0),
-        splat(0),
-        lane(|s| s as u32),
-        lane(|s| (s >> 32) as u32),
-    ];
+    let mut x: [__m128i; 16] = chacha8_lanes(key, streams)
+        .map(|v| _mm_setr_epi32(v[0] as i32, v[1] as i32, v[2] as i32, v[3] as i32));
+    let (c0, c1) = (x[0], x[1]);
     macro_rules! rotl {
         ($v:expr, $l:literal, $r:literal) => {
             _mm_or_si128(_mm_slli_epi32::<$l>($v), _mm_srli_epi32::<$r>($v))
@@ -329,26 +315,7 @@ fn chacha8_first_u64s4_sse2(key: &[u8; 32], streams: [u64; 4]) -> [u64; 4] {
 /// [`chacha8_first_u64s4`] in portable code, on `[u32; 4]` lanes.
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 fn chacha8_first_u64s4_portable(key: &[u8; 32], streams: [u64; 4]) -> [u64; 4] {
-    let w = |i: usize| u32::from_le_bytes([key[i], key[i + 1], key[i + 2], key[i + 3]]);
-    let splat = |x: u32| [x; 4];
-    let init: [[u32; 4]; 16] = [
-        splat(0x6170_7865),
-        splat(0x3320_646e),
-        splat(0x7962_2d32),
-        splat(0x6b20_6574),
-        splat(w(0)),
-        splat(w(4)),
-        splat(w(8)),
-        splat(w(12)),
-        splat(w(16)),
-        splat(w(20)),
-        splat(w(24)),
-        splat(w(28)),
-        splat(0),
-        splat(0),
-        streams.map(|s| s as u32),
-        streams.map(|s| (s >> 32) as u32),
-    ];
+    let init = chacha8_lanes(key, streams);
     #[inline(always)]
     #[allow(clippy::needless_range_loop)] // four words of one lane, not one array
     fn qr(x: &mut [[u32; 4]; 16], a: usize, b: usize, c: usize, d: usize) {
