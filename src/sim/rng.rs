@@ -150,12 +150,14 @@ impl LazyRng {
     #[inline]
     pub fn first_u64_drawn(&mut self, x: u64) {
         debug_assert!(self.rng.is_none() && self.served == 0, "already drawn from");
-        debug_assert_eq!(x, {
-            let w = chacha8_first_block(&seed_key_cached(self.seed), self.id);
-            u64::from(w[1]) << 32 | u64::from(w[0])
-        });
+        debug_assert_eq!(x, self.first_u64());
         let _ = x;
         self.served = 2;
+    }
+    /// The stream's first `u64`, from its first block, without a generator.
+    #[inline]
+    fn first_u64(&self) -> u64 {
+        chacha8_first_u64(&chacha8_first_block(&seed_key_cached(self.seed), self.id))
     }
     /// The generator (created now if this is its first use).
     #[inline]
@@ -194,8 +196,7 @@ impl rand::TryRng for LazyRng {
         }
         if self.served == 0 {
             self.served = 2;
-            let w = chacha8_first_block(&seed_key_cached(self.seed), self.id);
-            return Ok(u64::from(w[1]) << 32 | u64::from(w[0]));
+            return Ok(self.first_u64());
         }
         Ok(self.get().next_u64())
     }
@@ -222,6 +223,12 @@ pub fn chacha8_first_block(key: &[u8; 32], stream: u64) -> [u32; 16] {
     }
     #[cfg(not(target_arch = "x86_64"))]
     chacha8_first_block_portable(key, stream)
+}
+
+/// The first `u64` a generator draws from its first block: words 0 and 1, low word first.
+#[inline(always)]
+pub fn chacha8_first_u64(block: &[u32; 16]) -> u64 {
+    u64::from(block[1]) << 32 | u64::from(block[0])
 }
 
 /// The first `u64` of the streams `(tag, 0)`, `(tag, 1)`, ... of the run seeded with `seed`,
@@ -521,9 +528,14 @@ struct ZigTables {
     f: [f64; 257],
 }
 
+/// The area `v` of each layer: `(r + 1) exp(-r)`.
+fn zig_exp_v() -> f64 {
+    (ZIG_EXP_R + 1.0) * libm::exp(-ZIG_EXP_R)
+}
+
 fn zig_exp_tables() -> ZigTables {
     let r = ZIG_EXP_R;
-    let v = (r + 1.0) * libm::exp(-r);
+    let v = zig_exp_v();
     let mut x = [0.0; 257];
     x[0] = v / libm::exp(-r);
     x[1] = r;
@@ -540,6 +552,16 @@ fn zig_exp_tables() -> ZigTables {
 
 static ZIG_EXP: std::sync::LazyLock<ZigTables> = std::sync::LazyLock::new(zig_exp_tables);
 
+/// The layer a 64-bit draw picks (its low 8 bits) and its point `u · x[layer]`, `u` in (0, 1)
+/// from its high 52 bits.
+#[inline(always)]
+fn zig_point(t: &ZigTables, bits: u64) -> (usize, f64) {
+    let i = (bits & 0xff) as usize;
+    // [1, 2) from the high 52 bits, shifted into (0, 1): never 0.
+    let u = f64::from_bits((bits >> 12) | 0x3ff0_0000_0000_0000) - (1.0 - f64::EPSILON / 2.0);
+    (i, u * t.x[i])
+}
+
 /// A standard exponential (mean 1) by the ziggurat method (Marsaglia and Tsang 2000), in the
 /// form of rand_distr's `Exp1` (rand_distr/src/utils.rs, `ziggurat`): one 64-bit draw gives
 /// the layer (its low 8 bits) and a uniform in (0, 1) (its high 52 bits); 97.8 % of draws
@@ -554,11 +576,7 @@ static ZIG_EXP: std::sync::LazyLock<ZigTables> = std::sync::LazyLock::new(zig_ex
 pub fn standard_exponential<R: Rng>(rng: &mut R) -> f64 {
     let t = &*ZIG_EXP;
     loop {
-        let bits = rng.next_u64();
-        let i = (bits & 0xff) as usize;
-        // [1, 2) from the high 52 bits, shifted into (0, 1): never 0.
-        let u = f64::from_bits((bits >> 12) | 0x3ff0_0000_0000_0000) - (1.0 - f64::EPSILON / 2.0);
-        let x = u * t.x[i];
+        let (i, x) = zig_point(t, rng.next_u64());
         if x < t.x[i + 1] {
             return x;
         }
@@ -947,8 +965,7 @@ mod tests {
             assert!((t.x[i] - x).abs() < 1e-12 * x, "x[{i}] {} vs {x}", t.x[i]);
             assert!((t.f[i] - f).abs() < 1e-12, "f[{i}] {} vs {f}", t.f[i]);
         }
-        let v = (ZIG_EXP_R + 1.0) * libm::exp(-ZIG_EXP_R);
-        let top = -libm::log(v / t.x[255] + libm::exp(-t.x[255]));
+        let top = -libm::log(zig_exp_v() / t.x[255] + libm::exp(-t.x[255]));
         assert!(top.abs() < 1e-9, "the top layer ends at {top}, not 0");
         assert_eq!((t.x[256], t.f[256]), (0.0, 1.0));
         for i in 0..256 {
@@ -1024,9 +1041,8 @@ mod tests {
         // plus one more off the fast path (the mean of 1 - x[i+1]/x[i] over the layers):
         // 1.0336. The count's standard deviation is about 0.19 a sample.
         let t = zig_exp_tables();
-        let v = (ZIG_EXP_R + 1.0) * libm::exp(-ZIG_EXP_R);
         let slow = (0..256).map(|i| 1.0 - t.x[i + 1] / t.x[i]).sum::<f64>() / 256.0;
-        let expected = 256.0 * v * (1.0 + slow);
+        let expected = 256.0 * zig_exp_v() * (1.0 + slow);
         let per = c.1 as f64 / 100_000.0;
         assert!(
             (per - expected).abs() < 5.0 * 0.19 / 100_000f64.sqrt(),
@@ -1036,11 +1052,7 @@ mod tests {
         // Without the wedge test: rejected.
         let no_wedge: Vec<f64> = (0..n)
             .map(|_| {
-                let bits = r.next_u64();
-                let i = (bits & 0xff) as usize;
-                let u = f64::from_bits((bits >> 12) | 0x3ff0_0000_0000_0000)
-                    - (1.0 - f64::EPSILON / 2.0);
-                let x = u * t.x[i];
+                let (i, x) = zig_point(&t, r.next_u64());
                 if i == 0 && x >= t.x[1] {
                     ZIG_EXP_R - libm::log1p(-uniform01(&mut r))
                 } else {
@@ -1152,8 +1164,10 @@ mod tests {
             let got = chacha8_first_u64s4(&key, ids);
             assert_eq!(got, chacha8_first_u64s4_portable(&key, ids));
             for l in 0..4 {
-                let w = chacha8_first_block(&key, ids[l]);
-                assert_eq!(got[l], u64::from(w[1]) << 32 | u64::from(w[0]));
+                assert_eq!(
+                    got[l],
+                    chacha8_first_u64(&chacha8_first_block(&key, ids[l]))
+                );
             }
         }
     }
