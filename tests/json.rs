@@ -27,7 +27,7 @@ fn replay_json_has_its_schema_and_the_pinned_digest() {
     assert_eq!(v["seed_decimal"], "13451992984052516951");
     assert_eq!(
         v["digest"],
-        "6531ecd8db5f1e876ed6833283def8a28851319d1a4f0adf6c2cddb2c356bcf1"
+        "069bed22b1606d80c3b747eb41298851ee1283bc86fc7103574bd77f839e44fd"
     );
     let m = v["metrics"].as_object().unwrap();
     assert_eq!(m.len(), 21);

@@ -150,7 +150,7 @@ fn shorter_refresh_interval_never_errs_at_2_4x_the_polls() {
 }
 
 const INCIDENT_SEED: u64 = 0xbaaf1458e77f4857;
-const INCIDENT_DIGEST: &str = "6531ecd8db5f1e876ed6833283def8a28851319d1a4f0adf6c2cddb2c356bcf1";
+const INCIDENT_DIGEST: &str = "069bed22b1606d80c3b747eb41298851ee1283bc86fc7103574bd77f839e44fd";
 
 #[test]
 fn incident_replays_the_seed() {

@@ -46,11 +46,14 @@
 //! goodput.
 //!
 //! Digest (the rule is in [`crate::sim::trace`]): besides the events, the draw records are the
-//! Fast-mode Poisson counts, one per closed read or write interval of a (vtgate, shard) route
-//! (`workload`, route `g × shards + shard`, `reads_ok` / `reads_dead` / `reads_none` /
-//! `writes_ok` / `writes_outage`, count, interval length in ns), those of the intervals closed
-//! when the run stops included, and in per-query mode the shard each query picks when there
-//! are several (`workload`, vtgate, `shard`, shard). Every other draw (phases, jitter, tablet
+//! Fast-mode Poisson counts: one per closed read interval of a (vtgate, shard) route with no
+//! serving replica and per closed write outage that fails (`workload`, route
+//! `g × shards + shard`, `reads_dead` / `reads_none` / `writes_failed`, count, interval length
+//! in ns), those of the intervals closed when the run stops included; then, when the run
+//! stops, the successful reads and the successful writes, one count each over the time summed
+//! across every route's other intervals (`workload`, 0, `reads_ok` / `writes_ok`, count,
+//! summed time in ns); and in per-query mode the shard each query picks when there are
+//! several (`workload`, vtgate, `shard`, shard). Every other draw (phases, jitter, tablet
 //! and operator durations, replica order, PRS candidate) is an event time or shows in an
 //! event (`Drain { tablet }`, `HealthPush { primary }`).
 //!

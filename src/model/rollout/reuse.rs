@@ -45,6 +45,8 @@ impl RolloutWorld {
             reads_dead,
             reads_none,
             writes_ok,
+            ok_read_ns,
+            ok_write_ns,
             writes_failed,
             // These three depend only on the parameters, which a reset keeps.
             read_rate_s: _,
@@ -144,6 +146,8 @@ impl RolloutWorld {
         *reads_dead = 0;
         *reads_none = 0;
         *writes_ok = 0;
+        *ok_read_ns = 0;
+        *ok_write_ns = 0;
         *writes_failed = 0;
         match (logs, journal.as_mut()) {
             (true, Some(j)) => j.clear(),

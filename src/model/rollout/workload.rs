@@ -3,8 +3,14 @@
 //! vtgate, spread uniformly over shards.
 //!
 //! - *Fast mode*: the routing state of a (vtgate, shard) is constant between events, so the
-//!   queries of an interval of length L are Poisson(rate × L); one draw per interval and outcome
-//!   (DESIGN: "simulate state changes, not every query").
+//!   queries of an interval of length L are Poisson(rate × L) ("simulate state changes, not
+//!   every query"): one draw per interval that fails queries (no serving replica, a write
+//!   outage the buffer does not ride out), whose counts the exposures and bursts need; the
+//!   queries that succeed only add up, and a sum of independent Poisson counts of one rate is
+//!   the Poisson count of the summed time, so the successful reads are one draw when the run
+//!   ends, over the time every route spent serving them, and so are the successful writes.
+//!   The counts are independent of the route's path (no count changes a state), so that
+//!   draw has exactly the distribution of the per-interval draws' sum.
 //! - *Per-query mode*: one event per query, which looks at the routing state when it arrives.
 //!
 //! Writes during a primary outage are buffered (`enable_buffer`); if the outage lasts longer
@@ -23,7 +29,11 @@ impl RolloutWorld {
     pub(super) fn close_read(&mut self, now: SimTime, idx: usize, new: u8, d: &mut Draws<'_>) {
         let g = idx / self.shard_ops.len();
         let r = &mut self.routes[idx];
-        if !self.per_query && self.read_rate_s > 0.0 {
+        if !self.per_query && self.read_rate_s > 0.0 && r.read == 0 {
+            self.ok_read_ns = self
+                .ok_read_ns
+                .saturating_add(now.since(r.read_since).as_nanos());
+        } else if !self.per_query && self.read_rate_s > 0.0 {
             let len = now.since(r.read_since);
             let n = if len > SimDuration::ZERO {
                 let n = poisson(
@@ -75,45 +85,44 @@ impl RolloutWorld {
         r.read_since = now;
     }
 
-    /// Close the write interval of route `idx` at `now`; the new state is `ok`. The Fast-mode
-    /// Poisson count is a draw record (`workload`, route, `writes_ok` / `writes_outage`, count,
-    /// interval length in ns).
+    /// Close the write interval of route `idx` at `now`; the new state is `ok`. Fast mode:
+    /// the writes of an interval with a primary, and those of an outage the buffer rides out
+    /// (`enable_buffer`, not longer than `buffer_max_failover_duration`), all succeed, and
+    /// their time joins the one draw of [`Self::finish`]; the writes of an outage that fails
+    /// are a Poisson count, a draw record (`workload`, route, `writes_failed`, count,
+    /// interval length in ns). Per-query mode: the writes the outage held fail or succeed
+    /// the same way.
     pub(super) fn close_write(&mut self, now: SimTime, idx: usize, ok: bool, d: &mut Draws<'_>) {
         let g = idx / self.shard_ops.len();
         let r = &mut self.routes[idx];
         let len = now.since(r.write_since);
-        let n = if self.per_query {
-            0
-        } else if self.write_rate_s > 0.0 && len > SimDuration::ZERO {
-            let n = poisson(
-                self.vtgates[g].wl_rng.get(),
-                self.write_rate_s * len.as_secs_f64(),
-            );
-            d.draw(&TraceRecord {
-                component: "workload",
-                index: idx as u32,
-                kind: if r.write_ok {
-                    "writes_ok"
+        let v = &self.p.vtgate;
+        let fails = !r.write_ok && (!v.enable_buffer || len > v.buffer_max_failover_duration);
+        if self.per_query {
+            if !r.write_ok {
+                if fails {
+                    self.writes_failed += r.pending_writes;
                 } else {
-                    "writes_outage"
-                },
-                a: n,
-                b: len.as_nanos(),
-            });
-            n
-        } else {
-            0
-        };
-        if r.write_ok {
-            self.writes_ok += n;
-        } else {
-            let n = n + r.pending_writes;
-            r.pending_writes = 0;
-            let v = &self.p.vtgate;
-            if !v.enable_buffer || len > v.buffer_max_failover_duration {
+                    self.writes_ok += r.pending_writes;
+                }
+                r.pending_writes = 0;
+            }
+        } else if self.write_rate_s > 0.0 {
+            if !fails {
+                self.ok_write_ns = self.ok_write_ns.saturating_add(len.as_nanos());
+            } else if len > SimDuration::ZERO {
+                let n = poisson(
+                    self.vtgates[g].wl_rng.get(),
+                    self.write_rate_s * len.as_secs_f64(),
+                );
+                d.draw(&TraceRecord {
+                    component: "workload",
+                    index: idx as u32,
+                    kind: "writes_failed",
+                    a: n,
+                    b: len.as_nanos(),
+                });
                 self.writes_failed += n;
-            } else {
-                self.writes_ok += n;
             }
         }
         r.write_ok = ok;
@@ -203,6 +212,34 @@ impl RolloutWorld {
             } else {
                 self.close_write(now, idx, true, d);
             }
+        }
+        if reads_drawn && self.ok_read_ns > 0 {
+            let n = poisson(
+                self.vtgates[0].wl_rng.get(),
+                self.read_rate_s * SimDuration(self.ok_read_ns).as_secs_f64(),
+            );
+            d.draw(&TraceRecord {
+                component: "workload",
+                index: 0,
+                kind: "reads_ok",
+                a: n,
+                b: self.ok_read_ns,
+            });
+            self.reads_ok += n;
+        }
+        if writes_drawn && self.ok_write_ns > 0 {
+            let n = poisson(
+                self.vtgates[0].wl_rng.get(),
+                self.write_rate_s * SimDuration(self.ok_write_ns).as_secs_f64(),
+            );
+            d.draw(&TraceRecord {
+                component: "workload",
+                index: 0,
+                kind: "writes_ok",
+                a: n,
+                b: self.ok_write_ns,
+            });
+            self.writes_ok += n;
         }
     }
 }

@@ -315,6 +315,12 @@ pub struct RolloutWorld {
     pub(crate) reads_none: u64,
     /// Successful primary writes.
     pub(crate) writes_ok: u64,
+    /// Time (ns) summed over every closed read interval in which a route had a serving
+    /// replica: the successful reads are one Poisson draw over it when the run ends.
+    pub(crate) ok_read_ns: u64,
+    /// Time (ns) summed over every closed write interval with a primary: the successful
+    /// writes are one Poisson draw over it when the run ends.
+    pub(crate) ok_write_ns: u64,
     /// Failed primary writes.
     pub(crate) writes_failed: u64,
     /// Replica reads per second per (vtgate, shard).
@@ -519,6 +525,8 @@ impl RolloutWorld {
             reads_dead: 0,
             reads_none: 0,
             writes_ok: 0,
+            ok_read_ns: 0,
+            ok_write_ns: 0,
             writes_failed: 0,
             read_rate_s: p.workload.replica_read_rps / s_n as f64,
             write_rate_s: p.workload.primary_write_rps / s_n as f64,
