@@ -115,9 +115,9 @@ impl PoolWorld {
     #[inline]
     pub fn draw_request(&mut self) -> Request {
         let part = self.deadlines.pick(&mut self.rng_requests);
-        let dl = draw_ns(&self.deadlines.parts[part], &mut self.rng_requests);
+        let dl = self.deadlines.parts[part].sample_ns(&mut self.rng_requests);
         let setting = self.settings.parts[self.settings.pick(&mut self.rng_requests)];
-        let service_ns = draw_ns(&self.service, &mut self.rng_requests);
+        let service_ns = self.service.sample_ns(&mut self.rng_requests);
         Request {
             deadline_ns: dl,
             setting,

@@ -11,7 +11,7 @@ use super::mutex::{MutexOp, WlMutex};
 use super::timers::Timers;
 use super::params::{Arrivals, ConnPoolParams, MutexKind, Variant};
 use super::waitlist::{Waiter, WaiterState, Waitlist, NONE};
-use crate::model::dist::DurationDist;
+use crate::model::dist::{DurationDist, NsDraw};
 use super::workload::{draw_ns, Mix, Request};
 use crate::sim::rng::{stream, LazyRng};
 use crate::sim::{EventQueue, Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
@@ -54,9 +54,9 @@ pub struct PoolWorld {
     /// Timer lateness when the process is busy.
     pub(super) lateness_busy: DurationDist,
     /// Query service time once a request holds a connection.
-    pub(super) service: DurationDist,
+    pub(super) service: NsDraw,
     /// The mix of request deadlines.
-    pub(super) deadlines: Mix<DurationDist>,
+    pub(super) deadlines: Mix<NsDraw>,
     /// The mix of request settings (0: none).
     pub(super) settings: Mix<u8>,
     /// A closed-loop client's think time (fixed zero for open-loop arrivals).
@@ -271,10 +271,10 @@ impl PoolWorld {
             },
             lateness_idle: p.costs.timer_lateness.clone(),
             lateness_busy: p.costs.timer_lateness_busy.clone(),
-            service: w.service.clone(),
+            service: NsDraw::new(&w.service),
             deadlines: Mix::new(
                 &w.deadline.iter().map(|x| x.weight).collect::<Vec<_>>(),
-                w.deadline.iter().map(|x| x.value.clone()).collect(),
+                w.deadline.iter().map(|x| NsDraw::new(&x.value)).collect(),
             ),
             settings: Mix::new(&w.settings, (0..nsettings as u8).collect()),
             think,
