@@ -23,50 +23,33 @@ use crate::sim::rng::{below, exponential, poisson};
 use crate::sim::{Draws, Scheduler, SimDuration, SimTime, TraceRecord};
 
 impl RolloutWorld {
-    /// Close the read interval of route `idx` at `now`; the new state is `new`. The Fast-mode
-    /// Poisson count is a draw record (`workload`, route, `reads_ok` / `reads_dead` /
-    /// `reads_none`, count, interval length in ns).
+    /// Close the read interval of route `idx` at `now`; the new state is `new`. Fast mode: the
+    /// reads of an interval with a serving replica succeed, and its time joins the one draw
+    /// of [`Self::finish`]; those of an interval without one fail, a Poisson count and a draw
+    /// record (`workload`, route, `reads_dead` / `reads_none`, count, interval length in ns).
     pub(super) fn close_read(&mut self, now: SimTime, idx: usize, new: u8, d: &mut Draws<'_>) {
         let g = idx / self.shard_ops.len();
-        let r = &mut self.routes[idx];
-        if !self.per_query && self.read_rate_s > 0.0 && r.read == 0 {
-            self.ok_read_ns = self
-                .ok_read_ns
-                .saturating_add(now.since(r.read_since).as_nanos());
-        } else if !self.per_query && self.read_rate_s > 0.0 {
-            let len = now.since(r.read_since);
-            let n = if len > SimDuration::ZERO {
-                let n = poisson(
-                    self.vtgates[g].wl_rng.get(),
-                    self.read_rate_s * len.as_secs_f64(),
-                );
-                d.draw(&TraceRecord {
-                    component: "workload",
-                    index: idx as u32,
-                    kind: match r.read {
-                        0 => "reads_ok",
-                        1 => "reads_dead",
-                        _ => "reads_none",
-                    },
-                    a: n,
-                    b: len.as_nanos(),
-                });
-                n
-            } else {
-                0
-            };
-            match r.read {
-                0 => self.reads_ok += n,
-                1 => {
+        let (read, len) = {
+            let r = &self.routes[idx];
+            (r.read, now.since(r.read_since).as_nanos())
+        };
+        if !self.per_query && self.read_rate_s > 0.0 {
+            if read == 0 {
+                self.ok_read_ns = self.ok_read_ns.saturating_add(len);
+            } else if len > 0 {
+                let kind = if read == 1 { "reads_dead" } else { "reads_none" };
+                let n = self.count(g, idx as u32, kind, self.read_rate_s, len, d);
+                let r = &mut self.routes[idx];
+                if read == 1 {
                     self.reads_dead += n;
                     r.exp_dead += n;
-                }
-                _ => {
+                } else {
                     self.reads_none += n;
                     r.exp_none += n;
                 }
             }
         }
+        let r = &mut self.routes[idx];
         if r.read == 0 && new != 0 {
             r.exp_start = now;
             r.exp_dead = 0;
@@ -94,12 +77,13 @@ impl RolloutWorld {
     /// the same way.
     pub(super) fn close_write(&mut self, now: SimTime, idx: usize, ok: bool, d: &mut Draws<'_>) {
         let g = idx / self.shard_ops.len();
-        let r = &mut self.routes[idx];
-        let len = now.since(r.write_since);
+        let r = &self.routes[idx];
+        let (was_ok, len) = (r.write_ok, now.since(r.write_since));
         let v = &self.p.vtgate;
-        let fails = !r.write_ok && (!v.enable_buffer || len > v.buffer_max_failover_duration);
+        let fails = !was_ok && (!v.enable_buffer || len > v.buffer_max_failover_duration);
         if self.per_query {
-            if !r.write_ok {
+            if !was_ok {
+                let r = &mut self.routes[idx];
                 if fails {
                     self.writes_failed += r.pending_writes;
                 } else {
@@ -111,20 +95,12 @@ impl RolloutWorld {
             if !fails {
                 self.ok_write_ns = self.ok_write_ns.saturating_add(len.as_nanos());
             } else if len > SimDuration::ZERO {
-                let n = poisson(
-                    self.vtgates[g].wl_rng.get(),
-                    self.write_rate_s * len.as_secs_f64(),
-                );
-                d.draw(&TraceRecord {
-                    component: "workload",
-                    index: idx as u32,
-                    kind: "writes_failed",
-                    a: n,
-                    b: len.as_nanos(),
-                });
+                let rate = self.write_rate_s;
+                let n = self.count(g, idx as u32, "writes_failed", rate, len.as_nanos(), d);
                 self.writes_failed += n;
             }
         }
+        let r = &mut self.routes[idx];
         r.write_ok = ok;
         r.write_since = now;
     }
@@ -224,18 +200,32 @@ impl RolloutWorld {
     }
 
     /// The successful queries over `ns` of the routes' summed time at `rate` a second: one
-    /// Poisson count and its draw record (`workload`, 0, `kind`, count, `ns`); none for 0 ns.
+    /// count (`workload`, 0, `kind`, count, `ns`); none for 0 ns.
     fn draw_ok(&mut self, kind: &'static str, rate: f64, ns: u64, d: &mut Draws<'_>) -> u64 {
         if ns == 0 {
             return 0;
         }
+        self.count(0, 0, kind, rate, ns, d)
+    }
+
+    /// The queries of `ns` nanoseconds at `rate` a second, a Poisson count from vtgate `g`'s
+    /// workload stream, and its draw record (`workload`, `index`, `kind`, count, `ns`).
+    fn count(
+        &mut self,
+        g: usize,
+        index: u32,
+        kind: &'static str,
+        rate: f64,
+        ns: u64,
+        d: &mut Draws<'_>,
+    ) -> u64 {
         let n = poisson(
-            self.vtgates[0].wl_rng.get(),
+            self.vtgates[g].wl_rng.get(),
             rate * SimDuration(ns).as_secs_f64(),
         );
         d.draw(&TraceRecord {
             component: "workload",
-            index: 0,
+            index,
             kind,
             a: n,
             b: ns,
