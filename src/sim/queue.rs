@@ -12,6 +12,9 @@
 //! chosen without a branch), then sifts the last entry up from there (Floyd's bottom-up
 //! variant, the one `std::collections::BinaryHeap::pop` uses): about half the comparisons of
 //! the textbook sift-down, and the last entry, which comes from the bottom, rarely rises far.
+//! The entry pushed last waits outside the heap until the next pop (see [`EventQueue`]): a
+//! pop that finds it earliest returns it with one comparison, else it fills the root's hole
+//! in place of the last entry.
 
 use super::time::SimTime;
 
@@ -46,8 +49,15 @@ fn sift_up<E: Copy>(h: &mut [Entry<E>], mut i: usize, item: Entry<E>) {
 }
 
 /// A min-priority queue of events keyed by `(time, seq)`; ties pop FIFO.
+///
+/// The entry pushed last waits in `slot`, outside the heap, until the next pop or push: a
+/// pop then returns it at the cost of one comparison when it is the earliest, or else puts
+/// it in the root's place and sifts it down (one descent where a push and a pop make two
+/// passes). An event handler typically pushes one or two events before the next pop, so
+/// most pushes never touch the heap. The order is the keys' order either way.
 pub struct EventQueue<E> {
     heap: Vec<Entry<E>>,
+    slot: Option<Entry<E>>,
     seq: u64,
 }
 
@@ -62,6 +72,7 @@ impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: Vec::new(),
+            slot: None,
             seq: 0,
         }
     }
@@ -69,21 +80,27 @@ impl<E: Copy> EventQueue<E> {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
             heap: Vec::with_capacity(n),
+            slot: None,
             seq: 0,
         }
     }
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.slot.is_some() as usize
     }
     /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.slot.is_none()
     }
     /// Time of the next event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.first().map(|e| SimTime(e.time))
+        // The earliest key's time is the earlier of the two times (equal times: equal).
+        match (&self.slot, self.heap.first()) {
+            (Some(s), Some(h)) => Some(SimTime(s.time.min(h.time))),
+            (Some(s), None) => Some(SimTime(s.time)),
+            (None, h) => h.map(|e| SimTime(e.time)),
+        }
     }
 
     /// Schedule `event` at `time`. Later pushes at an equal time pop later.
@@ -114,6 +131,13 @@ impl<E: Copy> EventQueue<E> {
             seq,
             event,
         };
+        if let Some(prev) = self.slot.replace(item) {
+            self.heap_push(prev);
+        }
+    }
+
+    #[inline]
+    fn heap_push(&mut self, item: Entry<E>) {
         let i = self.heap.len();
         self.heap.push(item);
         let h = &mut self.heap[..];
@@ -123,31 +147,28 @@ impl<E: Copy> EventQueue<E> {
     /// Remove and return the earliest event (FIFO among equal times).
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        let Some(s) = self.slot.take() else {
+            return self.heap_pop();
+        };
+        let h = &mut self.heap[..];
+        if h.is_empty() || s.key() < h[0].key() {
+            return Some((SimTime(s.time), s.event));
+        }
+        // The root leaves; the slot's entry takes its place.
+        let top = h[0];
+        descend_and_fill(h, s);
+        Some((SimTime(top.time), top.event))
+    }
+
+    #[inline]
+    fn heap_pop(&mut self) -> Option<(SimTime, E)> {
         let last = self.heap.pop()?;
         let h = &mut self.heap[..];
-        let n = h.len();
-        if n == 0 {
+        if h.is_empty() {
             return Some((SimTime(last.time), last.event));
         }
         let top = h[0];
-        // The hole at the root goes down to a leaf along the smaller child.
-        let mut i = 0;
-        loop {
-            let l = 2 * i + 1;
-            if l + 1 < n {
-                let c = l + (h[l + 1].key() < h[l].key()) as usize;
-                h[i] = h[c];
-                i = c;
-            } else {
-                if l < n {
-                    h[i] = h[l];
-                    i = l;
-                }
-                break;
-            }
-        }
-        // The last entry fills it, rising while its parent is later.
-        sift_up(h, i, last);
+        descend_and_fill(h, last);
         Some((SimTime(top.time), top.event))
     }
 
@@ -155,8 +176,33 @@ impl<E: Copy> EventQueue<E> {
     /// order against), keeping the allocation: the queue of a fresh run.
     pub fn clear(&mut self) {
         self.heap.clear();
+        self.slot = None;
         self.seq = 0;
     }
+}
+
+/// The root of the non-empty heap `h` is vacated: move the hole down to a leaf along the
+/// smaller child (one comparison a level, chosen without a branch), then put `item` there,
+/// rising while its parent is later (Floyd's bottom-up variant).
+#[inline(always)]
+fn descend_and_fill<E: Copy>(h: &mut [Entry<E>], item: Entry<E>) {
+    let n = h.len();
+    let mut i = 0;
+    loop {
+        let l = 2 * i + 1;
+        if l + 1 < n {
+            let c = l + (h[l + 1].key() < h[l].key()) as usize;
+            h[i] = h[c];
+            i = c;
+        } else {
+            if l < n {
+                h[i] = h[l];
+                i = l;
+            }
+            break;
+        }
+    }
+    sift_up(h, i, item);
 }
 
 #[cfg(test)]

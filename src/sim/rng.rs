@@ -574,7 +574,7 @@ fn zig_point(t: &ZigTables, bits: u64) -> (usize, f64) {
 /// dependent floating-point operations, about 20 % of an M/M/c+M run's time.
 ///
 /// The one-draw path is inlined into each caller; the rest (2.2 % of samples) is a call.
-#[inline(always)]
+#[inline]
 pub fn standard_exponential<R: Rng>(rng: &mut R) -> f64 {
     let t = &*ZIG_EXP;
     let (i, x) = zig_point(t, rng.next_u64());
