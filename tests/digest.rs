@@ -361,6 +361,24 @@ fn rollout_counts_cover_every_route_for_the_whole_run_once() {
             "{file} {sets:?}"
         );
         assert!(ok("reads_ok") > 0 && ok("writes_ok") > 0);
+        // The one count is Poisson at the per-route rate (the per-vtgate rate over the
+        // shards) over the summed time: |z| < 5 (a false failure once in 1.7 million); a
+        // count at the wrong rate is off by hundreds of standard deviations.
+        for (kind, rps) in [
+            ("reads_ok", "replica_read_rps"),
+            ("writes_ok", "primary_write_rps"),
+        ] {
+            let r = draws.iter().find(|r| r.kind == Some(kind)).unwrap();
+            assert_eq!(r.index, 0, "{file}: under 2^64 ns");
+            let rate = tree["workload"][rps].as_f64().unwrap() / tree["shards"].as_f64().unwrap();
+            let mean = rate * r.b.unwrap() as f64 / 1e9;
+            let z = (r.a.unwrap() as f64 - mean) / mean.sqrt();
+            assert!(
+                z.abs() < 5.0,
+                "{file} {sets:?} {kind}: {:?} for a mean of {mean}",
+                r.a
+            );
+        }
         let failed = span(&["writes_failed"]);
         if sets.is_empty() {
             assert_eq!(failed, 0, "{file}: the buffer rides out every outage");

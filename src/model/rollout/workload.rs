@@ -35,7 +35,7 @@ impl RolloutWorld {
         };
         if !self.per_query && self.read_rate_s > 0.0 {
             if read == 0 {
-                self.ok_read_ns = self.ok_read_ns.saturating_add(len);
+                self.ok_read_ns += len as u128;
             } else if len > 0 {
                 let kind = if read == 1 { "reads_dead" } else { "reads_none" };
                 let n = self.count(g, idx as u32, kind, self.read_rate_s, len, d);
@@ -93,7 +93,7 @@ impl RolloutWorld {
             }
         } else if self.write_rate_s > 0.0 {
             if !fails {
-                self.ok_write_ns = self.ok_write_ns.saturating_add(len.as_nanos());
+                self.ok_write_ns += len.as_nanos() as u128;
             } else if len > SimDuration::ZERO {
                 let rate = self.write_rate_s;
                 let n = self.count(g, idx as u32, "writes_failed", rate, len.as_nanos(), d);
@@ -200,12 +200,13 @@ impl RolloutWorld {
     }
 
     /// The successful queries over `ns` of the routes' summed time at `rate` a second: one
-    /// count (`workload`, 0, `kind`, count, `ns`); none for 0 ns.
-    fn draw_ok(&mut self, kind: &'static str, rate: f64, ns: u64, d: &mut Draws<'_>) -> u64 {
+    /// count (`workload`, high bits, `kind`, count, low bits: [`ok_time`]); none for 0 ns.
+    fn draw_ok(&mut self, kind: &'static str, rate: f64, ns: u128, d: &mut Draws<'_>) -> u64 {
         if ns == 0 {
             return 0;
         }
-        self.count(0, 0, kind, rate, ns, d)
+        let (hi, lo, secs) = ok_time(ns);
+        self.poisson_record(0, hi, kind, rate * secs, lo, d)
     }
 
     /// The queries of `ns` nanoseconds at `rate` a second, a Poisson count from vtgate `g`'s
@@ -219,17 +220,64 @@ impl RolloutWorld {
         ns: u64,
         d: &mut Draws<'_>,
     ) -> u64 {
-        let n = poisson(
-            self.vtgates[g].wl_rng.get(),
-            rate * SimDuration(ns).as_secs_f64(),
-        );
+        self.poisson_record(g, index, kind, rate * SimDuration(ns).as_secs_f64(), ns, d)
+    }
+
+    /// A Poisson count of mean `mean` from vtgate `g`'s workload stream, and its draw record
+    /// (`workload`, `index`, `kind`, count, `b`).
+    fn poisson_record(
+        &mut self,
+        g: usize,
+        index: u32,
+        kind: &'static str,
+        mean: f64,
+        b: u64,
+        d: &mut Draws<'_>,
+    ) -> u64 {
+        let n = poisson(self.vtgates[g].wl_rng.get(), mean);
         d.draw(&TraceRecord {
             component: "workload",
             index,
             kind,
             a: n,
-            b: ns,
+            b,
         });
         n
+    }
+}
+
+/// A summed time of `ns` nanoseconds as its record's words and its seconds: (bits above 64,
+/// the low 64 bits, seconds). Below 2^64 ns (584 years; a sum over many routes of a long run
+/// can pass it) that is (0, ns, the seconds of a [`SimDuration`] of ns).
+fn ok_time(ns: u128) -> (u32, u64, f64) {
+    let (hi, lo) = ((ns >> 64) as u32, ns as u64);
+    if hi == 0 {
+        (0, lo, SimDuration(lo).as_secs_f64())
+    } else {
+        (hi, lo, ns as f64 / 1e9)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summed_time_past_2_to_the_64_ns_is_kept_whole() {
+        assert_eq!(ok_time(0), (0, 0, 0.0));
+        let s = ok_time(1_500_000_000);
+        assert_eq!((s.0, s.1), (0, 1_500_000_000));
+        assert_eq!(s.2.to_bits(), 1.5f64.to_bits());
+        let max = u64::MAX as u128;
+        assert_eq!(ok_time(max).2, SimDuration(u64::MAX).as_secs_f64());
+        // One nanosecond past: the high word carries, the seconds keep growing.
+        let (hi, lo, secs) = ok_time(max + 1);
+        assert_eq!((hi, lo), (1, 0));
+        assert_eq!(secs, 18_446_744_073.709_553);
+        // 5e6 routes (the most a model validates) for 2^64 ns each.
+        let big = 5_000_000u128 << 64;
+        let (hi, lo, secs) = ok_time(big);
+        assert_eq!((hi as u128) << 64 | lo as u128, big);
+        assert!((secs / (5e6 * 18_446_744_073.709_553) - 1.0).abs() < 1e-15);
     }
 }

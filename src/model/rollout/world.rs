@@ -316,11 +316,13 @@ pub struct RolloutWorld {
     /// Successful primary writes.
     pub(crate) writes_ok: u64,
     /// Time (ns) summed over every closed read interval in which a route had a serving
-    /// replica: the successful reads are one Poisson draw over it when the run ends.
-    pub(crate) ok_read_ns: u64,
-    /// Time (ns) summed over every closed write interval with a primary: the successful
-    /// writes are one Poisson draw over it when the run ends.
-    pub(crate) ok_write_ns: u64,
+    /// replica: the successful reads are one Poisson draw over it when the run ends. (A
+    /// `u128`: routes × run length can pass 2^64 ns in a large, long run.)
+    pub(crate) ok_read_ns: u128,
+    /// Time (ns) summed over every closed write interval with a primary or in an outage the
+    /// buffer rides out: the successful writes are one Poisson draw over it when the run
+    /// ends.
+    pub(crate) ok_write_ns: u128,
     /// Failed primary writes.
     pub(crate) writes_failed: u64,
     /// Replica reads per second per (vtgate, shard).
