@@ -52,11 +52,11 @@
 //! in ns), those of the intervals closed when the run stops included; then, when the run
 //! stops, the successful reads and the successful writes, one count each over the time summed
 //! across every route's other intervals (`workload`, the sum's bits above 64 (0 below 584
-//! years), `reads_ok` / `writes_ok`, count, the sum in ns (its low 64 bits); no record when the sum is 0); and
-//! in per-query mode the shard each query picks when there are several (`workload`, vtgate,
-//! `shard`, shard). Every other draw (phases, jitter, tablet
-//! and operator durations, replica order, PRS candidate) is an event time or shows in an
-//! event (`Drain { tablet }`, `HealthPush { primary }`).
+//! years), `reads_ok` / `writes_ok`, count, the sum in ns (its low 64 bits); no record when
+//! the sum is 0); and in per-query mode the shard each query picks when there are several
+//! (`workload`, vtgate, `shard`, shard). Every other draw (phases, jitter, tablet and operator
+//! durations, replica order, PRS candidate) is an event time or shows in an event
+//! (`Drain { tablet }`, `HealthPush { primary }`).
 //!
 //! Files: [`params`] (every parameter, default and source), [`event`], [`world`] (state and
 //! dispatch), [`tablet`], [`vtgate`], [`operator`], [`workload`], [`metrics`], and [`advise`]

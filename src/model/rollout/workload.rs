@@ -95,8 +95,8 @@ impl RolloutWorld {
             if !fails {
                 self.ok_write_ns += len.as_nanos() as u128;
             } else if len > SimDuration::ZERO {
-                let rate = self.write_rate_s;
-                let n = self.count(g, idx as u32, "writes_failed", rate, len.as_nanos(), d);
+                let ns = len.as_nanos();
+                let n = self.count(g, idx as u32, "writes_failed", self.write_rate_s, ns, d);
                 self.writes_failed += n;
             }
         }
