@@ -207,6 +207,74 @@ fn a_vitesscluster_yaml_alone_gives_a_model_of_its_shape_and_flags() {
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
 }
 
+/// `kubectl get vitesscluster -o yaml` without a name prints a `kind: List`; a misspelt key
+/// (`extraFlag:` for `extraFlags:`) or flag silently drops what it holds, so each is named
+/// with its place (issue 36, class 10).
+#[test]
+fn a_listed_cluster_is_read_and_misspelt_keys_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let good =
+        std::fs::read_to_string(root().join("examples/incident-multicell/vitesscluster.yaml"))
+            .unwrap();
+    let body: String = good
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .enumerate()
+        .map(|(i, l)| format!("{}{l}\n", if i == 0 { "- " } else { "  " }))
+        .collect();
+    let listed =
+        format!("apiVersion: v1\nkind: List\nitems:\n{body}metadata:\n  resourceVersion: \"\"\n");
+    let yaml = dir.path().join("list.yaml");
+    std::fs::write(&yaml, &listed).unwrap();
+    let o = vtsim_within(
+        dir.path(),
+        &["fit", "--cluster", yaml.to_str().unwrap()],
+        &[],
+        60,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let model = dir.path().join("m.ron");
+    std::fs::write(&model, &o.stdout).unwrap();
+    let p = read_model(&model);
+    assert_eq!((p.vtgates, p.shards), (10, 2));
+    assert_eq!(p.vtgate.tablet_refresh_interval.as_secs_f64(), 45.0);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("unknown key"));
+
+    // The same cluster with zone3's `extraFlags:` misspelt and a flag misspelt: the model
+    // loses zone3's cells_to_watch and the 45s, and the warnings say where and why.
+    let typo = good
+        .replace("      extraFlags:", "      extraFlag:")
+        .replace(
+            "tablet_refresh_interval: 45s",
+            "tablet_refresh_intreval: 45s",
+        );
+    let yaml = dir.path().join("typo.yaml");
+    std::fs::write(&yaml, &typo).unwrap();
+    let o = vtsim_within(
+        dir.path(),
+        &["fit", "--cluster", yaml.to_str().unwrap()],
+        &[],
+        60,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line_of = |needle: &str| typo.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    assert!(
+        err.contains(&format!(
+            "typo.yaml:{}:7: unknown key `spec.cells[2].gateway.extraFlag` (did you mean `extraFlags`?)",
+            line_of("extraFlag:")
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "typo.yaml:{}:5: flag `spec.extraVitessFlags.tablet_refresh_intreval` is not a vtgate flag vtsim reads: did you mean `tablet_refresh_interval`?",
+            line_of("intreval")
+        )),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_bad_cluster_file_is_refused_with_its_line_and_field() {
     let dir = tempfile::tempdir().unwrap();

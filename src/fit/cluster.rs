@@ -24,6 +24,7 @@
 //! yaml-rust / yaml-rust2, whose nodes carry their line and column), not `serde_yaml` (archived
 //! and deprecated by its author in 2024).
 
+use super::cluster_api::unknown_keys;
 use crate::model::rollout::{CellParams, RolloutParams};
 use crate::sim::SimDuration;
 use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, YamlData};
@@ -67,7 +68,7 @@ fn get<'a, 'i>(node: &'a MarkedYaml<'i>, key: &str) -> Option<&'a MarkedYaml<'i>
 }
 
 /// A scalar as text (strings, numbers, booleans).
-fn text(node: &MarkedYaml) -> Option<String> {
+pub(super) fn text(node: &MarkedYaml) -> Option<String> {
     match &node.data {
         YamlData::Value(Scalar::String(s)) => Some(s.to_string()),
         YamlData::Value(Scalar::Integer(i)) => Some(i.to_string()),
@@ -77,7 +78,7 @@ fn text(node: &MarkedYaml) -> Option<String> {
     }
 }
 
-fn seq<'a, 'i>(node: &'a MarkedYaml<'i>) -> Option<&'a [MarkedYaml<'i>]> {
+pub(super) fn seq<'a, 'i>(node: &'a MarkedYaml<'i>) -> Option<&'a [MarkedYaml<'i>]> {
     match &node.data {
         YamlData::Sequence(v) => Some(v),
         _ => None,
@@ -144,10 +145,42 @@ pub fn read(path: &Path, text_in: &str) -> Result<ClusterFit, String> {
             e.info()
         )
     })?;
-    let doc = docs
+    let mut warnings = vec![];
+    // `kubectl get vitesscluster -o yaml` without a name prints a `kind: List` whose `items`
+    // are the clusters; several `---` documents are read the same way.
+    let mut candidates: Vec<&MarkedYaml> = vec![];
+    for d in &docs {
+        if get(d, "kind").and_then(text).as_deref() == Some("List") {
+            candidates.extend(get(d, "items").and_then(seq).into_iter().flatten());
+        } else {
+            candidates.push(d);
+        }
+    }
+    let clusters: Vec<&MarkedYaml> = candidates
         .iter()
-        .find(|d| get(d, "kind").and_then(text).as_deref() == Some("VitessCluster"))
-        .or(docs.first())
+        .copied()
+        .filter(|d| get(d, "kind").and_then(text).as_deref() == Some("VitessCluster"))
+        .collect();
+    if clusters.len() > 1 {
+        let names: Vec<String> = clusters
+            .iter()
+            .map(|c| {
+                get(c, "metadata")
+                    .and_then(|m| get(m, "name"))
+                    .and_then(text)
+                    .unwrap_or_else(|| "?".into())
+            })
+            .collect();
+        warnings.push(format!(
+            "{} VitessClusters in the file ({}): only the first is modelled",
+            clusters.len(),
+            names.join(", ")
+        ));
+    }
+    let doc = clusters
+        .first()
+        .or(candidates.first())
+        .copied()
         .ok_or_else(|| format!("{}: empty YAML: not a VitessCluster", path.display()))?;
     let api = get(doc, "apiVersion");
     let kind = get(doc, "kind");
@@ -180,7 +213,7 @@ pub fn read(path: &Path, text_in: &str) -> Result<ClusterFit, String> {
         .and_then(text)
         .unwrap_or_else(|| "vitesscluster".into());
     let spec = get(doc, "spec").ok_or_else(|| bad(path, Some(doc), "spec", "missing"))?;
-    let mut warnings = vec![];
+    unknown_keys(path, doc, &mut warnings);
     let global = flags(path, get(spec, "extraVitessFlags"), "spec.extraVitessFlags")?;
 
     // Cells and their vtgates.

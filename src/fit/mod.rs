@@ -7,6 +7,7 @@
 //! (text, CSV and a chart: observed vs replayed discovery lags and bursts per vtgate, with residuals).
 
 pub mod cluster;
+mod cluster_api;
 pub mod emit;
 pub mod infer;
 pub mod names;
