@@ -9,6 +9,7 @@
 pub mod cluster;
 mod cluster_api;
 pub mod emit;
+pub mod hygiene;
 pub mod infer;
 pub mod names;
 pub mod parse;
@@ -45,11 +46,13 @@ pub fn fit_paths(paths: &[PathBuf], opts: &FitOptions) -> Result<(Fit, String), 
     if files.is_empty() {
         return Err(FitError::Input("no input files".into()));
     }
-    let mut inputs = vec![];
-    for f in &files {
-        inputs.push(parse::read(f).map_err(|e| FitError::Input(e.to_string()))?);
-    }
-    let fitted = fit(&inputs, opts).map_err(FitError::Input)?;
+    let (inputs, mut tidied) = hygiene::read_all(&files).map_err(FitError::Input)?;
+    let (inputs, done) = hygiene::tidy(inputs);
+    tidied.extend(done);
+    let mut fitted = fit(&inputs, opts).map_err(FitError::Input)?;
+    // What the hygiene did comes first among the warnings: it shapes everything after.
+    tidied.append(&mut fitted.warnings);
+    fitted.warnings = tidied;
     let text = model_text(&fitted);
     Ok((fitted, text))
 }

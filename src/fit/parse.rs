@@ -25,6 +25,9 @@ pub struct InputError {
     pub line: usize,
     /// What is wrong.
     pub msg: String,
+    /// The file is not an input the fit reads at all (not text, empty, not a recognised
+    /// format): in a folder it is skipped with a warning rather than failing the fit.
+    pub unrecognised: bool,
 }
 
 impl fmt::Display for InputError {
@@ -44,6 +47,15 @@ fn err(path: &Path, line: usize, msg: impl Into<String>) -> InputError {
         path: path.to_path_buf(),
         line,
         msg: msg.into(),
+        unrecognised: false,
+    }
+}
+
+/// A file that is no input of the fit's (see [`InputError::unrecognised`]).
+fn unrecognised(path: &Path, line: usize, msg: impl Into<String>) -> InputError {
+    InputError {
+        unrecognised: true,
+        ..err(path, line, msg)
     }
 }
 
@@ -181,6 +193,12 @@ pub struct Event {
     pub reason: String,
     /// `message`.
     pub message: String,
+    /// How many times it happened (`count`, or `series.count`; 1 when absent): client-go
+    /// folds identical events into one with a count (`tools/record/events_cache.go`).
+    pub count: u64,
+    /// The last occurrence, when it happened more than once (`lastTimestamp`, or
+    /// `series.lastObservedTime`; Unix ns, resolution 1 s or 1 us).
+    pub last: Option<i64>,
 }
 
 /// One tablet pod.
@@ -254,7 +272,7 @@ pub fn read(path: &Path) -> Result<Input, InputError> {
         Err(e) => {
             let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
             let line = upto.iter().filter(|b| **b == b'\n').count() + 1;
-            return Err(err(path, line, "not UTF-8 text"));
+            return Err(unrecognised(path, line, "not UTF-8 text"));
         }
     };
     parse(path, &text)
@@ -264,7 +282,7 @@ pub fn read(path: &Path) -> Result<Input, InputError> {
 pub fn parse(path: &Path, text: &str) -> Result<Input, InputError> {
     let trimmed = text.trim_start();
     if trimmed.is_empty() {
-        return Err(err(path, 0, "empty file"));
+        return Err(unrecognised(path, 0, "empty file"));
     }
     let is_short = |l: &str| l.trim_start().starts_with("[t+");
     if (trimmed.starts_with('{') || trimmed.starts_with('[')) && !is_short(trimmed) {
@@ -291,7 +309,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, InputError> {
         return short_form(path, text).map(|v| Input::Short(path.to_path_buf(), v));
     }
     if first.starts_with("apiVersion:") || first.starts_with("kind:") || first.starts_with("---") {
-        return Err(err(
+        return Err(unrecognised(
             path,
             0,
             "a YAML file: give a VitessCluster with --cluster FILE",
@@ -304,7 +322,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, InputError> {
         .lines()
         .position(|l| strip_prefix(l).1 == first)
         .map_or(1, |i| i + 1);
-    Err(err(
+    Err(unrecognised(
         path,
         line,
         "not a recognised input (a vtgate log in glog or JSON, the short form `[t+Ns] vtgate: \
@@ -709,12 +727,24 @@ fn kube_list(path: &Path, v: &Value) -> Result<Input, InputError> {
                     }
                 }
             }
+            let count = it["count"]
+                .as_u64()
+                .or(it["series"]["count"].as_u64())
+                .unwrap_or(1)
+                .max(1);
+            let last = it["series"]["lastObservedTime"]
+                .as_str()
+                .or(it["lastTimestamp"].as_str())
+                .and_then(parse_rfc3339)
+                .filter(|l| count > 1 && *l > t);
             evs.push(Event {
                 item: i,
                 t,
                 resolution: res,
                 reason,
                 message,
+                count,
+                last,
             });
         }
         evs.sort_by_key(|e| e.t);
@@ -750,7 +780,7 @@ fn kube_list(path: &Path, v: &Value) -> Result<Input, InputError> {
         }
         return Ok(Input::Pods(path.to_path_buf(), pods));
     }
-    Err(err(
+    Err(unrecognised(
         path,
         0,
         format!(
