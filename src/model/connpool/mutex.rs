@@ -8,7 +8,7 @@
 //! unlock charged it. With zero cost the release is immediate and no event is scheduled.
 //!
 //! This file is the lock and its driver; the list work and the after-unlock code are its
-//! holder's, the pool world's ([`Holder`]: static dispatch, inlined).
+//! holder's, the pool world's (`Holder`: static dispatch, inlined).
 
 use super::event::Event;
 use super::gosync::{GoMutex, GoSched, Grant, MutexCtx, MutexEvent};

@@ -6,7 +6,7 @@
 //! `tryReturnConnSlow`). Also the 100 ms starvation worker, and the waitlist-depth
 //! accounting done under the lock. The parts the world is made of are their own files':
 //! [`super::conns`] (connections, stacks), [`super::waitlist`] (the list, `Waiter`, the
-//! selection rule), [`super::mutex`] (`wl.mu` and its driver), [`super::timers`] (the ctx
+//! selection rule), [`super::mutex`] (`wl.mu` and its driver), `timers` (the ctx
 //! timers), [`super::workload`] (arrivals, request draws), [`super::metrics`] (counters).
 
 use super::conns::Conns;
@@ -99,7 +99,7 @@ pub struct PoolWorld {
     /// Waiters woken with a zero delay in the current event, whose goroutines run at its
     /// end, in wake order (standalone pools; see `PoolWorld::run_now`).
     pub(super) runs_now: Vec<u32>,
-    /// The parked waiters' ctx timers and the pending alarm events ([`super::timers`]).
+    /// The parked waiters' ctx timers and the pending alarm events (`super::timers`).
     pub(super) timers: Timers,
     /// One `Deadline` event per parked waiter instead of [`Self::timers`]: the same run, more
     /// events, another digest (only for the check of that, `PoolWorld::set_deadline_events`).

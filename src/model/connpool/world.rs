@@ -3,7 +3,7 @@
 //! dispatch of every event. Its state and a request's path through the pool are in
 //! [`super::pool`]; the nouns are in their own files: [`super::conns`] (connections, idle
 //! stacks), [`super::mutex`] (`wl.mu`), [`super::workload`] (arrivals, request draws),
-//! [`super::waitlist`] (the list and the selection rule), [`super::timers`] (the ctx timers).
+//! [`super::waitlist`] (the list and the selection rule), `timers` (the ctx timers).
 
 use super::conns::Conns;
 use super::event::Event;

@@ -86,7 +86,7 @@ impl Monitor {
     ) {
         let n = &p.network;
         let mut slowest = n.monitor_check_latency;
-        for h in 0..hosts.len() {
+        for (h, host) in hosts.iter().enumerate() {
             let target = hgm
                 .entries
                 .iter()
@@ -100,7 +100,7 @@ impl Monitor {
             // a refused host's error or a live host's answer slower than the timeout ends
             // there, and a live host that slow fails its ping.
             let timeout = p.monitor.ping_timeout;
-            let (ok, lat) = match hosts[h].state {
+            let (ok, lat) = match host.state {
                 HostState::Up => (
                     n.monitor_check_latency < timeout,
                     n.monitor_check_latency.min(timeout),
