@@ -22,7 +22,7 @@
 //! scheduler, `fn(MutexEvent) -> YourEvent`, the `GoSched`, a stream) to `lock`, `handle` and
 //! `unlock`; a returned [`gosync::Grant`] is an acquisition: run its critical section,
 //! schedule your own release event after its hold and call `unlock` there
-//! (`super::connpool::mutex` is the pool's own host code; the unit tests of `gosync` are a
+//! (`super::connpool::pool` is the pool's own host code; the unit tests of `gosync` are a
 //! minimal host).
 //!
 //! What the model still leaves out, and which figures a measurement could refute:
@@ -67,11 +67,19 @@
 //! never consults its timer and draws none). Arrival gaps,
 //! dial, setting round trips, wake-ups, handoffs, spins and think times are event times.
 //!
-//! Files: [`params`] (every parameter, default and source), [`event`], [`waitlist`] (the list,
-//! `Waiter`, the selection rule), [`gosync`] (Go's mutex and scheduler, reusable), [`mutex`]
-//! (`wl.mu` in the pool), [`world`] (the pool, dispatch), [`metrics`],
-//! [`erlang`] (the M/M/c+M closed form the `Fixed` pool is checked against).
+//! Files: [`world`] (set-up, the embedding API, dispatch), [`pool`] (the world's state and a
+//! request's path through the pool), [`mutex`] (`wl.mu` in the pool and its driver),
+//! [`conns`] (connections, idle stacks), [`workload`] (arrivals, request draws),
+//! [`waitlist`] (the list, `Waiter`, the selection rule), [`params`] (every parameter,
+//! default and source), [`metrics`], [`event`], `timers` (the parked waiters' ctx timers),
+//! [`gosync`] (Go's mutex and scheduler, reusable), [`erlang`] (the M/M/c+M closed form the
+//! `Fixed` pool is checked against).
+//!
+//! Reading order, top-down (a file imports only files after it): mod.rs, world.rs, pool.rs,
+//! mutex.rs, conns.rs, workload.rs, waitlist.rs, params.rs, metrics.rs, event.rs, timers.rs,
+//! gosync.rs, erlang.rs.
 
+pub mod conns;
 pub mod erlang;
 pub mod event;
 pub mod gosync;
@@ -160,7 +168,7 @@ impl Model for ConnPool {
         s
     }
     fn artifacts(_p: &ConnPoolParams, w: &PoolWorld, _end: SimTime) -> Vec<super::Artifact> {
-        metrics::artifacts(&w.timeline, &w.stage_ends)
+        metrics::artifacts(&w.timeline, &w.workload.stage_ends)
     }
     fn detail(_p: &ConnPoolParams, w: PoolWorld, _end: SimTime) -> ConnPoolDetail {
         ConnPoolDetail { metrics: w.m }

@@ -5,7 +5,7 @@
 //! served before their deadline, and their timer then does nothing: as one kernel event per
 //! waiter, each of those would still pop, be recorded in the trace and be ignored. The pool
 //! keeps the timers here instead, in a time-ordered heap (ties in arming order), and keeps
-//! one kernel event, [`super::event::Event::DeadlineAlarm`], armed at the earliest one that
+//! one kernel event, the pool's `DeadlineAlarm`, armed at the earliest one that
 //! may still fire. A timer whose waiter has moved on (woken, served, its slot reused: the
 //! generation check) is dropped from the heap when it reaches the top, at no event's cost.
 //!

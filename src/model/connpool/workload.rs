@@ -1,13 +1,11 @@
-//! The workload: open-loop arrivals (piecewise-constant Poisson stages) and closed-loop
-//! clients, and a request's life from its draws to `Get`, the wait (wake-up, handoff) and
-//! its end.
+//! The workload: open-loop arrivals (piecewise-constant Poisson stages), closed-loop
+//! clients' think times, and what each request draws when it arrives (deadline, setting,
+//! service time).
 
-use super::event::Event;
-use super::waitlist::{Waiter, WaiterState, NONE};
-use super::world::PoolWorld;
-use crate::model::dist::DurationDist;
-use crate::sim::rng::{exponential, uniform01};
-use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, TraceRecord};
+use super::params::{Arrivals, ConnPoolParams};
+use crate::model::dist::{DurationDist, NsDraw};
+use crate::sim::rng::{exponential, stream, uniform01, LazyRng};
+use crate::sim::{SimDuration, SimRng, SimTime, TraceRecord};
 
 /// A sampler of a weighted mix: cumulative weights (normalised) and parts.
 #[derive(Clone, Debug)]
@@ -45,7 +43,7 @@ impl<T> Mix<T> {
     }
 }
 
-/// What a request draws when it arrives ([`PoolWorld::draw_request`]).
+/// What a request draws when it arrives ([`Workload::draw_request`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Request {
     /// Its deadline after its arrival (ns).
@@ -70,7 +68,103 @@ pub(super) fn draw_ns(d: &DurationDist, rng: &mut SimRng) -> u64 {
     d.sample(rng).as_nanos()
 }
 
-impl PoolWorld {
+/// The workload's state and streams.
+pub struct Workload {
+    /// Query service time once a request holds a connection.
+    pub(super) service: NsDraw,
+    /// The mix of request deadlines.
+    pub(super) deadlines: Mix<NsDraw>,
+    /// The mix of request settings (0: none).
+    pub(super) settings: Mix<u8>,
+    /// A closed-loop client's think time (fixed zero for open-loop arrivals).
+    pub(super) think: DurationDist,
+    /// Open-loop arrival gaps (`connpool.arrivals`).
+    pub(super) rng_arrivals: SimRng,
+    /// A request's deadline, setting and service time (`connpool.requests`).
+    pub(super) rng_requests: SimRng,
+    /// Closed-loop think times (`connpool.clients`).
+    pub(super) rng_clients: LazyRng,
+    /// The component index of the streams; an embedded pool's request records carry it.
+    pub(super) index: u32,
+    /// End of each stage.
+    pub(crate) stage_ends: Vec<SimTime>,
+    /// Arrival rate of each stage (per second).
+    pub(super) stage_rates: Vec<f64>,
+    /// The mean gap between arrivals of each stage, `1 / rate` seconds (computed once, not
+    /// at every arrival; unused where the rate is 0).
+    pub(super) stage_gaps_s: Vec<f64>,
+    /// The stage the next open-loop arrival is drawn in.
+    pub(super) arrival_stage: usize,
+    /// Requests still to arrive (`workload.arrivals.requests`).
+    pub(super) requests_left: u64,
+    /// No request arrives any more: the run stops when the last one is done.
+    pub(super) arrivals_done: bool,
+    /// Closed-loop clients issue no request from this time on.
+    pub(super) closed_end: SimTime,
+    /// End of the last stage (rates and depths are measured up to it).
+    pub(super) stages_end: SimTime,
+}
+
+impl Workload {
+    /// The workload of `p`, its streams at component index `index`; and the closed-loop
+    /// client count, if any.
+    pub(super) fn new(p: &ConnPoolParams, seed: u64, index: u32) -> (Self, Option<u32>) {
+        let w = &p.workload;
+        let stages = p.stages();
+        let mut t = SimTime::ZERO;
+        let mut stage_ends = Vec::with_capacity(stages.len());
+        let mut stage_rates = Vec::with_capacity(stages.len());
+        for s in &stages {
+            t += s.duration;
+            stage_ends.push(t);
+            stage_rates.push(p.rate_of(s.load));
+        }
+        let (requests_left, think, closed) = match &w.arrivals {
+            Arrivals::OpenLoop { requests, .. } => (
+                requests.unwrap_or(u64::MAX),
+                DurationDist::fixed(SimDuration::ZERO),
+                None,
+            ),
+            Arrivals::ClosedLoop { clients, think, .. } => {
+                (u64::MAX, think.clone(), Some(*clients))
+            }
+        };
+        let nsettings = w.settings.len();
+        let last = *stage_ends.last().expect("a stage");
+        let wl = Workload {
+            service: NsDraw::new(&w.service),
+            deadlines: Mix::new(
+                &w.deadline.iter().map(|x| x.weight).collect::<Vec<_>>(),
+                w.deadline.iter().map(|x| NsDraw::new(&x.value)).collect(),
+            ),
+            settings: Mix::new(&w.settings, (0..nsettings as u8).collect()),
+            think,
+            rng_arrivals: stream(seed, "connpool.arrivals", index),
+            rng_requests: stream(seed, "connpool.requests", index),
+            rng_clients: LazyRng::new(seed, "connpool.clients", index),
+            index,
+            stage_gaps_s: stage_rates.iter().map(|r| 1.0 / r).collect(),
+            stage_rates,
+            stage_ends,
+            arrival_stage: 0,
+            requests_left,
+            arrivals_done: false,
+            closed_end: last,
+            stages_end: last,
+        };
+        (wl, closed)
+    }
+
+    /// No arrivals of its own and no stages (an embedded pool: the host hands it requests).
+    pub(super) fn embed(&mut self) {
+        self.stage_ends = vec![SimTime::MAX];
+        self.stage_rates = vec![0.0];
+        self.stage_gaps_s = vec![f64::INFINITY];
+        self.requests_left = u64::MAX;
+        self.closed_end = SimTime::MAX;
+        self.stages_end = SimTime::MAX;
+    }
+
     /// The stage `t` falls in (`None`: after the last).
     pub(super) fn stage_of(&self, t: SimTime) -> Option<usize> {
         self.stage_ends.iter().position(|e| t < *e)
@@ -102,14 +196,6 @@ impl PoolWorld {
         None
     }
 
-    pub(super) fn new_request(&mut self, now: SimTime, client: u32, s: &mut Scheduler<Event>) {
-        let req = self.draw_request();
-        // The deadline and setting reach the counters (late, timed out, setting changes)
-        // without being event times of their own: a draw record per request.
-        s.draw(&self.request_record(&req));
-        self.request_drawn(now, client, req, s);
-    }
-
     /// A request's draws, in their order: the deadline's part of the mix and its value, the
     /// setting, the service time (`connpool.requests`).
     #[inline]
@@ -138,149 +224,9 @@ impl PoolWorld {
         }
     }
 
-    /// A drawn (and recorded) request calls `Get` now.
+    /// A closed-loop client's think time (ns).
     #[inline]
-    pub(crate) fn request_drawn(&mut self, now: SimTime, client: u32, req: Request, s: &mut Scheduler<Event>) {
-        let Request {
-            deadline_ns: dl,
-            setting,
-            service_ns,
-        } = req;
-        let w = match self.free_waiters.pop() {
-            Some(w) => w,
-            None => {
-                self.waiters.push(Waiter::EMPTY);
-                (self.waiters.len() - 1) as u32
-            }
-        };
-        let gen = self.waiters[w as usize].gen;
-        let deadline = SimTime(now.0.saturating_add(dl));
-        self.waiters[w as usize] = Waiter {
-            gen,
-            setting,
-            state: WaiterState::Busy,
-            age: 0,
-            handed: false,
-            woken_by_ctx: false,
-            late: false,
-            arrival: now,
-            deadline,
-            // Until `arm_deadline_timer` draws the timer's lateness: exact for every
-            // `expired(t)` with t < deadline, the only ones asked of an unarmed request.
-            cancel_at: deadline,
-            service_ns,
-            seq: 0,
-            conn: NONE,
-            client,
-        };
-        self.m.requests += 1;
-        if let Some(k) = self.stage_of(now) {
-            self.m.arrivals_by_stage[k] += 1;
-        }
-        self.timeline_at(now).arrivals += 1;
-        self.in_flight += 1;
-        self.get(now, w, s);
-    }
-
-    /// The request is over (success or failure): free its slot; a closed-loop client thinks.
-    pub(super) fn finish(&mut self, now: SimTime, w: u32, s: &mut Scheduler<Event>) {
-        let wt = &mut self.waiters[w as usize];
-        let client = wt.client;
-        wt.state = WaiterState::Free;
-        wt.gen = wt.gen.wrapping_add(1);
-        self.free_waiters.push(w);
-        self.in_flight -= 1;
-        if client != NONE && now < self.closed_end {
-            let d = draw_ns(&self.think, self.rng_clients.get());
-            s.after(SimDuration(d), Event::ClientIssue { client });
-        }
-        if self.arrivals_done && self.in_flight == 0 {
-            s.stop();
-        }
-    }
-
-    pub(super) fn timed_out(&mut self, now: SimTime, w: u32, s: &mut Scheduler<Event>) {
-        self.m.timeouts += 1;
-        self.timeline_at(now).timeouts += 1;
-        self.m.queue_time_all_ns += (now.0 - self.waiters[w as usize].arrival.0) as u128;
-        self.m.queue_time_all_n += 1;
-        self.finish(now, w, s);
-    }
-
-    /// The waiter's goroutine becomes runnable, committed to the case that woke it (`by_ctx`:
-    /// its deadline; else `done`); it runs after the wake-up latency.
-    /// `offset` ns from now (what the waker spent before this wake), the Go scheduler's delay.
-    pub(super) fn wake(&mut self, w: u32, by_ctx: bool, offset: u64, s: &mut Scheduler<Event>) {
-        self.waiters[w as usize].state = WaiterState::Waking;
-        self.waiters[w as usize].woken_by_ctx = by_ctx;
-        let d = self.sched.ready(self.rng_sched.get());
-        let delay = offset.saturating_add(d);
-        if delay == 0 && self.inline_wakes {
-            // Runs in this instant: at the end of the current event, not as an event of its
-            // own (see [`PoolWorld::run_now`]).
-            self.runs_now.push(w);
-        } else {
-            s.after(SimDuration(delay), Event::WaiterRuns { w });
-        }
-    }
-
-    /// A returner hands `c` (or nothing: `NONE`, an eviction) to `w`, readying it `offset` ns
-    /// from now.
-    pub(super) fn hand(&mut self, w: u32, c: u32, offset: u64, s: &mut Scheduler<Event>) {
-        let wt = &mut self.waiters[w as usize];
-        wt.handed = true;
-        wt.conn = c;
-        if wt.state == WaiterState::Parked {
-            self.wake(w, false, offset, s);
-        }
-    }
-
-    /// A timer's lateness now: the idle distribution when nothing waits and nothing is
-    /// runnable, else the busy one. A random lateness is a draw record (it reaches counters,
-    /// ctx-cancelled vs by-the-clock, without always being an event time).
-    pub(super) fn timer_lateness(&mut self, s: &mut Scheduler<Event>) -> u64 {
-        let busy = !self.waitlist.is_empty() || self.sched.runnable > 0;
-        let d = if busy {
-            &self.lateness_busy
-        } else {
-            &self.lateness_idle
-        };
-        if let DurationDist::Fixed { value } = d {
-            return value.as_nanos();
-        }
-        let l = draw_ns(d, self.rng_timers.get());
-        s.draw(&TraceRecord {
-            component: "timer",
-            index: busy as u32,
-            kind: "lateness",
-            a: l,
-            b: 0,
-        });
-        self.m.timer_lateness.add(l);
-        l
-    }
-
-    /// Draw the lateness of `w`'s ctx timer, now, at its arrival (`ConnPool.Get` runs in the
-    /// instant of the arrival; nothing between the arrival and this call changes the
-    /// process's busy state or draws a lateness). Only a request whose ctx can be asked
-    /// about at or after its deadline needs it: one that dials, one that waits, or one whose
-    /// deadline is already due. A request served at once from a stack before its deadline
-    /// never looks at its timer again, so it draws none: each drawn lateness is still an
-    /// independent draw from the same distribution, chosen by the same busy state.
-    pub(super) fn arm_deadline_timer(&mut self, w: u32, s: &mut Scheduler<Event>) {
-        let l = self.timer_lateness(s);
-        let wt = &mut self.waiters[w as usize];
-        wt.cancel_at = SimTime(wt.deadline.0.saturating_add(l));
-    }
-
-    /// `waitForConn` returns what it was handed (after `<-done`).
-    pub(super) fn take_handoff(&mut self, now: SimTime, w: u32, s: &mut Scheduler<Event>) {
-        let c = self.waiters[w as usize].conn;
-        if c == NONE {
-            self.m.evicted_timeouts += 1;
-            self.timed_out(now, w, s);
-        } else {
-            self.acquired(now, w, c, true, s);
-        }
+    pub(super) fn think_ns(&mut self) -> u64 {
+        draw_ns(&self.think, self.rng_clients.get())
     }
 }

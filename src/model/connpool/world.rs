@@ -1,158 +1,25 @@
-//! The pool world: its state, its set-up and the dispatch of every event. The nouns are in
-//! their own files: [`super::pool`] (connections, idle stacks, `Get`, `put`),
-//! [`super::mutex`] (`wl.mu`, the starvation worker), [`super::workload`] (arrivals,
-//! clients, a request's life), [`super::waitlist`] (the list and the selection rule).
+//! The pool world as a simulated world: its set-up from parameters (standalone, or
+//! embedded in a host world such as the fleet's), the embedding API a host calls, and the
+//! dispatch of every event. Its state and a request's path through the pool are in
+//! [`super::pool`]; the nouns are in their own files: [`super::conns`] (connections, idle
+//! stacks), [`super::mutex`] (`wl.mu`), [`super::workload`] (arrivals, request draws),
+//! [`super::waitlist`] (the list and the selection rule), `timers` (the ctx timers).
 
+use super::conns::Conns;
 use super::event::Event;
-use super::metrics::Metrics;
 use super::gosync::{GoMutex, GoSched};
-use super::metrics::Timeline;
-use super::mutex::{MutexOp, WlMutex};
+use super::metrics::{Metrics, Timeline};
+use super::mutex::{Holder, MutexOp, WlMutex};
+use super::params::{ConnPoolParams, MutexKind, Variant};
+pub use super::pool::PoolWorld;
 use super::timers::Timers;
-use super::params::{Arrivals, ConnPoolParams, MutexKind, Variant};
-use super::waitlist::{Waiter, WaiterState, Waitlist, NONE};
-use crate::model::dist::{DurationDist, NsDraw};
-use super::workload::{draw_ns, Mix, Request};
-use crate::sim::rng::{stream, LazyRng};
-use crate::sim::{EventQueue, Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, World};
-
-/// One MySQL connection of the pool.
-#[derive(Clone, Copy, Debug)]
-pub struct Conn {
-    /// Its current setting (0: none/clean).
-    pub(crate) setting: u8,
-}
-
-/// The whole modelled system. Its fields are the pool's (connections, stacks), the
-/// waiters', `wl.mu`'s, the workload's and the counters; the methods that change them are in
-/// [`super::pool`], [`super::mutex`] and [`super::workload`].
-pub struct PoolWorld {
-    // --- configuration
-    /// The variant simulated (which of the fixes A and B it has).
-    pub(super) variant: Variant,
-    /// `maxAge`: selections a waiter may be passed over before it is served first (vitessio/vitess
-    /// `go/pools/smartconnpool/waitlist.go` `waitForConn`).
-    pub(super) max_age: u32,
-    /// `capacity`: the most connections that may exist.
-    pub(super) capacity: u32,
-    /// `wl.mu` hold time of every critical section (ns).
-    pub(super) base_ns: u64,
-    /// `wl.mu` hold time per waitlist node visited (ns).
-    pub(super) per_node_ns: u64,
-    /// `execOnce` refuses a query whose ctx has expired (the connection is recycled).
-    pub(super) query_checks_deadline: bool,
-    /// Period of the starvation worker (ns; 0: off).
-    pub(super) starvation_ns: u64,
-    /// Dial latency of a new connection.
-    pub(super) dial: DurationDist,
-    /// One round trip of a setting change (`ResetSetting` / `ApplySetting`).
-    pub(super) rtt: DurationDist,
-    /// The Go scheduler: wake-up delays, semaphore-release charges, spinning.
-    pub(super) sched: GoSched,
-    /// Timer lateness when the process is idle.
-    pub(super) lateness_idle: DurationDist,
-    /// Timer lateness when the process is busy.
-    pub(super) lateness_busy: DurationDist,
-    /// Query service time once a request holds a connection.
-    pub(super) service: NsDraw,
-    /// The mix of request deadlines.
-    pub(super) deadlines: Mix<NsDraw>,
-    /// The mix of request settings (0: none).
-    pub(super) settings: Mix<u8>,
-    /// A closed-loop client's think time (fixed zero for open-loop arrivals).
-    pub(super) think: DurationDist,
-    // --- random streams (one per component; those that may never draw are lazy)
-    /// Open-loop arrival gaps (`connpool.arrivals`).
-    pub(super) rng_arrivals: SimRng,
-    /// A request's deadline, setting and service time (`connpool.requests`).
-    pub(super) rng_requests: SimRng,
-    /// Dial latencies (`connpool.dial`).
-    pub(super) rng_dial: LazyRng,
-    /// Setting round trips (`connpool.mysql`).
-    pub(super) rng_mysql: LazyRng,
-    /// Wake-up latencies (`connpool.scheduler`).
-    pub(super) rng_sched: LazyRng,
-    /// Closed-loop think times (`connpool.clients`).
-    pub(super) rng_clients: LazyRng,
-    /// Timer lateness (`connpool.timers`).
-    pub(super) rng_timers: LazyRng,
-    // --- the pool
-    /// Every connection ever created (closed ones are reused through `free_conns`).
-    pub(crate) conns: Vec<Conn>,
-    /// Slots of closed connections, for reuse.
-    pub(super) free_conns: Vec<u32>,
-    /// The clean stack (LIFO).
-    pub(super) clean: Vec<u32>,
-    /// Per-setting stacks, indexed by setting (0 unused).
-    pub(super) setting_stacks: Vec<Vec<u32>>,
-    /// The setting stack pushed last (`getFromSettingsStack` starts there).
-    pub(super) fresh_settings: usize,
-    /// Connections that exist (`active`).
-    pub(crate) active: u32,
-    // --- waiters
-    /// Every `Get` in flight, by slot.
-    pub(crate) waiters: Vec<Waiter>,
-    /// Free waiter slots, for reuse.
-    pub(super) free_waiters: Vec<u32>,
-    /// The waitlist.
-    pub(crate) waitlist: Waitlist,
-    /// Waiters a returner's walk evicted, to be told after the unlock.
-    pub(super) evicted: Vec<u32>,
-    /// `wl.mu`.
-    pub(crate) mutex: WlMutex,
-    /// Connections the starvation worker has still to try returning this tick.
-    pub(super) starving_left: usize,
-    /// The nominal time of the last starvation tick (ticks stay on the grid, each late by
-    /// its own lateness).
-    pub(super) tick_base: SimTime,
-    // --- workload
-    /// End of each stage.
-    pub(crate) stage_ends: Vec<SimTime>,
-    /// Arrival rate of each stage (per second).
-    pub(super) stage_rates: Vec<f64>,
-    /// The mean gap between arrivals of each stage, `1 / rate` seconds (computed once, not
-    /// at every arrival; unused where the rate is 0).
-    pub(super) stage_gaps_s: Vec<f64>,
-    /// The stage the next open-loop arrival is drawn in.
-    pub(super) arrival_stage: usize,
-    /// Requests still to arrive (`workload.arrivals.requests`).
-    pub(super) requests_left: u64,
-    /// No request arrives any more: the run stops when the last one is done.
-    pub(super) arrivals_done: bool,
-    /// Closed-loop clients issue no request from this time on.
-    pub(super) closed_end: SimTime,
-    /// Requests arrived and not finished.
-    pub(super) in_flight: u64,
-    // --- measurement
-    /// End of the last stage (rates and depths are measured up to it).
-    pub(super) stages_end: SimTime,
-    /// Time up to which the waitlist depth has been accounted.
-    pub(super) depth_last_t: SimTime,
-    /// When the waitlist last became empty.
-    pub(super) last_emptied: SimTime,
-    // --- deferred query ends (embedded pools only, see [`PoolWorld::settle`])
-    /// The component index of the streams; an embedded pool's request records carry it.
-    pub(super) index: u32,
-    /// Query ends are kept here instead of as `QueryDone` events while nothing waits.
-    pub(super) defer_releases: bool,
-    /// The deferred query ends: (end, waiter), popped in time order (ties FIFO).
-    pub(super) deferred: EventQueue<u32>,
-    /// A zero-delay wake runs at the end of the current event instead of as an event: a
-    /// standalone pool whose wake-up latency is a fixed zero (`PoolWorld::run_now`).
-    pub(super) inline_wakes: bool,
-    /// Waiters woken with a zero delay in the current event, whose goroutines run at its
-    /// end, in wake order (standalone pools; see [`PoolWorld::run_now`]).
-    pub(super) runs_now: Vec<u32>,
-    /// The parked waiters' ctx timers and the pending alarm events (`super::timers`).
-    pub(super) timers: Timers,
-    /// One `Deadline` event per parked waiter instead of [`Self::timers`]: the same run, more
-    /// events, another digest (only for the check of that, [`Self::set_deadline_events`]).
-    pub(super) deadline_events: bool,
-    /// Everything counted.
-    pub(crate) m: Metrics,
-    /// Counts per time bucket, through the stages and the drain.
-    pub(crate) timeline: Timeline,
-}
+use super::waitlist::{WaiterState, Waitlist, NONE};
+use super::workload::{draw_ns, Request, Workload};
+use crate::model::dist::DurationDist;
+use crate::sim::rng::LazyRng;
+use crate::sim::{
+    EventQueue, Scheduler, SimDuration, SimTime, Simulation, Trace, TraceRecord, World,
+};
 
 impl PoolWorld {
     /// A primed simulation of `p` with `seed`.
@@ -175,13 +42,13 @@ impl PoolWorld {
         let mut sim = Simulation::with_trace(world, trace);
         match closed {
             None => {
-                if let Some(t) = sim.world.next_arrival(SimTime::ZERO) {
+                if let Some(t) = sim.world.workload.next_arrival(SimTime::ZERO) {
                     sim.schedule(t, Event::Arrival);
                 }
             }
             Some(clients) => {
                 for c in 0..clients {
-                    let d = draw_ns(&sim.world.think, sim.world.rng_clients.get());
+                    let d = sim.world.workload.think_ns();
                     sim.schedule(SimTime(d), Event::ClientIssue { client: c });
                 }
             }
@@ -193,7 +60,7 @@ impl PoolWorld {
                 d => {
                     let d = d.clone();
                     let l = draw_ns(&d, sim.world.rng_timers.get());
-                    sim.draw(&crate::sim::TraceRecord {
+                    sim.draw(&TraceRecord {
                         component: "timer",
                         index: 0,
                         kind: "lateness",
@@ -219,29 +86,11 @@ impl PoolWorld {
     fn build(p: &ConnPoolParams, seed: u64, index: u32) -> (PoolWorld, Option<u32>) {
         let w = &p.workload;
         let stages = p.stages();
-        let mut t = SimTime::ZERO;
-        let mut stage_ends = Vec::with_capacity(stages.len());
-        let mut stage_rates = Vec::with_capacity(stages.len());
-        for s in &stages {
-            t += s.duration;
-            stage_ends.push(t);
-            stage_rates.push(p.rate_of(s.load));
-        }
-        let (requests_left, think, closed) = match &w.arrivals {
-            Arrivals::OpenLoop { requests, .. } => (
-                requests.unwrap_or(u64::MAX),
-                DurationDist::fixed(SimDuration::ZERO),
-                None,
-            ),
-            Arrivals::ClosedLoop { clients, think, .. } => {
-                (u64::MAX, think.clone(), Some(*clients))
-            }
-        };
-        let nsettings = w.settings.len();
+        let (workload, closed) = Workload::new(p, seed, index);
+        let end = workload.stages_end;
         let mut world = PoolWorld {
             variant: p.variant,
             max_age: p.pool.max_age,
-            capacity: p.pool.capacity,
             base_ns: p.costs.base.as_nanos(),
             per_node_ns: p.costs.per_node.as_nanos(),
             query_checks_deadline: p.pool.query_checks_deadline,
@@ -271,26 +120,11 @@ impl PoolWorld {
             },
             lateness_idle: p.costs.timer_lateness.clone(),
             lateness_busy: p.costs.timer_lateness_busy.clone(),
-            service: NsDraw::new(&w.service),
-            deadlines: Mix::new(
-                &w.deadline.iter().map(|x| x.weight).collect::<Vec<_>>(),
-                w.deadline.iter().map(|x| NsDraw::new(&x.value)).collect(),
-            ),
-            settings: Mix::new(&w.settings, (0..nsettings as u8).collect()),
-            think,
-            rng_arrivals: stream(seed, "connpool.arrivals", index),
-            rng_requests: stream(seed, "connpool.requests", index),
             rng_dial: LazyRng::new(seed, "connpool.dial", index),
             rng_mysql: LazyRng::new(seed, "connpool.mysql", index),
             rng_sched: LazyRng::new(seed, "connpool.scheduler", index),
-            rng_clients: LazyRng::new(seed, "connpool.clients", index),
             rng_timers: LazyRng::new(seed, "connpool.timers", index),
-            conns: Vec::with_capacity(p.pool.capacity as usize),
-            free_conns: Vec::new(),
-            clean: Vec::with_capacity(p.pool.capacity as usize),
-            setting_stacks: vec![Vec::new(); nsettings.max(1)],
-            fresh_settings: 1,
-            active: 0,
+            conns: Conns::new(p.pool.capacity, w.settings.len()),
             waiters: Vec::with_capacity(1024),
             free_waiters: Vec::with_capacity(1024),
             waitlist: Waitlist::new(!p.variant.o1_removal()),
@@ -304,18 +138,10 @@ impl PoolWorld {
             },
             starving_left: 0,
             tick_base: SimTime::ZERO,
-            stage_ends: stage_ends.clone(),
-            stage_gaps_s: stage_rates.iter().map(|r| 1.0 / r).collect(),
-            stage_rates,
-            arrival_stage: 0,
-            requests_left,
-            arrivals_done: false,
-            closed_end: *stage_ends.last().expect("a stage"),
+            workload,
             in_flight: 0,
-            stages_end: *stage_ends.last().expect("a stage"),
             depth_last_t: SimTime::ZERO,
             last_emptied: SimTime::ZERO,
-            index,
             defer_releases: false,
             deferred: EventQueue::new(),
             inline_wakes: matches!(
@@ -332,11 +158,11 @@ impl PoolWorld {
                 depth_time: vec![0; 64],
                 ..Metrics::default()
             },
-            timeline: Timeline::new(*stage_ends.last().expect("a stage") + w.drain),
+            timeline: Timeline::new(end + w.drain),
         };
         for _ in 0..p.pool.prefill {
-            let c = world.new_conn();
-            world.clean.push(c);
+            let c = world.conns.new_conn();
+            world.conns.clean.push(c);
             world.m.conns_opened += 1;
         }
         (world, closed)
@@ -349,12 +175,7 @@ impl PoolWorld {
     /// used). Nothing happens until [`Self::start`].
     pub fn embedded(p: &ConnPoolParams, seed: u64, index: u32) -> PoolWorld {
         let (mut w, _) = Self::build(p, seed, index);
-        w.stage_ends = vec![SimTime::MAX];
-        w.stage_rates = vec![0.0];
-        w.stage_gaps_s = vec![f64::INFINITY];
-        w.requests_left = u64::MAX;
-        w.closed_end = SimTime::MAX;
-        w.stages_end = SimTime::MAX;
+        w.workload.embed();
         // The host keeps its own timeline.
         w.timeline = Timeline::off();
         w.defer_releases = true;
@@ -407,16 +228,18 @@ impl PoolWorld {
     #[inline]
     fn release_quiet(&mut self, t: SimTime, w: u32) -> bool {
         let wt = self.waiters[w as usize];
-        debug_assert!(self.waitlist.is_empty() && wt.client == NONE && !self.arrivals_done);
+        debug_assert!(
+            self.waitlist.is_empty() && wt.client == NONE && !self.workload.arrivals_done
+        );
         if wt.late {
             self.m.late_completions += 1;
         } else {
             self.m.completed += 1;
-            if let Some(k) = self.stage_of(t) {
+            if let Some(k) = self.workload.stage_of(t) {
                 self.m.goodput_by_stage[k] += 1;
             }
         }
-        self.stack_push(wt.conn);
+        self.conns.stack_push(wt.conn);
         let slot = &mut self.waiters[w as usize];
         slot.state = WaiterState::Free;
         slot.gen = slot.gen.wrapping_add(1);
@@ -449,7 +272,7 @@ impl PoolWorld {
             d => {
                 let d = d.clone();
                 let l = draw_ns(&d, self.rng_timers.get());
-                s.draw(&crate::sim::TraceRecord {
+                s.draw(&TraceRecord {
                     component: "timer",
                     index: 0,
                     kind: "lateness",
@@ -461,12 +284,18 @@ impl PoolWorld {
             }
         };
         self.tick_base = SimTime(s.now().0.saturating_add(self.starvation_ns));
-        s.at(SimTime(self.tick_base.0.saturating_add(l)), Event::StarvationTick);
+        s.at(
+            SimTime(self.tick_base.0.saturating_add(l)),
+            Event::StarvationTick,
+        );
     }
 
     /// One request arrives at an embedded pool now (`Get` is called).
     pub fn admit(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
-        debug_assert!(self.deferred.peek_time().is_none_or(|t| t > now), "not settled");
+        debug_assert!(
+            self.deferred.peek_time().is_none_or(|t| t > now),
+            "not settled"
+        );
         self.new_request(now, NONE, s);
         self.flush_deferred(s);
     }
@@ -476,9 +305,24 @@ impl PoolWorld {
     /// [`Self::request_record`] on the host's trace, then this): a drawn request calls `Get`
     /// now.
     pub fn admit_drawn(&mut self, now: SimTime, req: Request, s: &mut Scheduler<Event>) {
-        debug_assert!(self.deferred.peek_time().is_none_or(|t| t > now), "not settled");
+        debug_assert!(
+            self.deferred.peek_time().is_none_or(|t| t > now),
+            "not settled"
+        );
         self.request_drawn(now, NONE, req, s);
         self.flush_deferred(s);
+    }
+
+    /// A request's draws, in their order ([`Workload::draw_request`]).
+    #[inline]
+    pub fn draw_request(&mut self) -> Request {
+        self.workload.draw_request()
+    }
+
+    /// The draw record of a request ([`Workload::request_record`]).
+    #[inline]
+    pub fn request_record(&self, req: &Request) -> TraceRecord {
+        self.workload.request_record(req)
     }
 
     /// `req`, admitted now, is served at once from a stack with no setting change and no
@@ -491,11 +335,7 @@ impl PoolWorld {
         self.defer_releases
             && req.deadline_ns > 0
             && self.waitlist.is_empty()
-            && if req.setting == 0 {
-                !self.clean.is_empty()
-            } else {
-                !self.setting_stacks[req.setting as usize].is_empty()
-            }
+            && self.conns.has_idle(req.setting)
     }
 
     /// (requests arrived, completed before their deadline, in flight): what a host reads
@@ -512,7 +352,7 @@ impl PoolWorld {
 
     /// End of the last stage.
     pub(crate) fn stages_end(&self) -> SimTime {
-        self.stages_end
+        self.workload.stages_end
     }
 
     /// Requests in flight.
@@ -535,17 +375,19 @@ impl PoolWorld {
         } else {
             end
         };
-        self.m.drain_ns = cleared.0.saturating_sub(self.stages_end.0);
+        self.m.drain_ns = cleared.0.saturating_sub(self.workload.stages_end.0);
         self.timeline.close(end, self.waitlist.len());
     }
 }
-
 
 impl World for PoolWorld {
     type Event = Event;
 
     fn handle(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
-        debug_assert!(self.deferred.peek_time().is_none_or(|t| t > now), "not settled");
+        debug_assert!(
+            self.deferred.peek_time().is_none_or(|t| t > now),
+            "not settled"
+        );
         if let Event::DeadlineAlarm = ev {
             self.deadline_alarm(now, s);
             return;
@@ -590,20 +432,6 @@ impl PoolWorld {
         }
         self.runs_now.clear();
     }
-}
-
-impl PoolWorld {
-    /// Waiter `w` (generation `gen`) parks: its ctx timer is armed at `at`, kept by the pool
-    /// (an alarm event scheduled if it is now the earliest) or, with
-    /// [`Self::set_deadline_events`], as an event of its own.
-    #[inline]
-    pub(super) fn arm_timer(&mut self, at: SimTime, w: u32, gen: u32, s: &mut Scheduler<Event>) {
-        if self.deadline_events {
-            s.at(at, Event::Deadline { w, gen });
-        } else if self.timers.add(at, w, gen) {
-            s.at(at, Event::DeadlineAlarm);
-        }
-    }
 
     /// The alarm at `now`: each timer due now whose waiter is still parked fires (in arming
     /// order), each exactly as its own `Deadline` event would have been handled, the
@@ -646,12 +474,12 @@ impl PoolWorld {
     fn dispatch(&mut self, now: SimTime, ev: Event, s: &mut Scheduler<Event>) {
         match ev {
             Event::Arrival => {
-                self.requests_left -= 1;
+                self.workload.requests_left -= 1;
                 self.new_request(now, NONE, s);
-                match self.next_arrival(now) {
+                match self.workload.next_arrival(now) {
                     Some(t) => s.at(t, Event::Arrival),
                     None => {
-                        self.arrivals_done = true;
+                        self.workload.arrivals_done = true;
                         if self.in_flight == 0 {
                             s.stop();
                         }
@@ -659,10 +487,10 @@ impl PoolWorld {
                 }
             }
             Event::ClientIssue { client } => {
-                if now < self.closed_end {
+                if now < self.workload.closed_end {
                     self.new_request(now, client, s);
                 } else {
-                    self.arrivals_done = true;
+                    self.workload.arrivals_done = true;
                     if self.in_flight == 0 {
                         s.stop();
                     }
@@ -673,8 +501,7 @@ impl PoolWorld {
                 if wt.expired(now) {
                     // The dial used the request ctx: it fails, `active--` (vitessio/vitess
                     // `go/pools/smartconnpool/pool.go` `ConnPool.Get` step 2).
-                    self.active -= 1;
-                    self.free_conns.push(wt.conn);
+                    self.conns.close(wt.conn);
                     self.m.dial_failures += 1;
                     self.timed_out(now, w, s);
                 } else {
@@ -691,7 +518,7 @@ impl PoolWorld {
                     self.m.late_completions += 1;
                 } else {
                     self.m.completed += 1;
-                    if let Some(k) = self.stage_of(now) {
+                    if let Some(k) = self.workload.stage_of(now) {
                         self.m.goodput_by_stage[k] += 1;
                     }
                 }
@@ -724,7 +551,7 @@ impl PoolWorld {
             Event::MutexRelease => self.mutex_release(now, s),
             Event::Mutex(ev) => self.mutex_event(now, ev, s),
             Event::StarvationTick => {
-                if self.arrivals_done && self.in_flight == 0 {
+                if self.workload.arrivals_done && self.in_flight == 0 {
                     return;
                 }
                 self.lock(now, MutexOp::StarvationScan, s);

@@ -6,10 +6,12 @@
 //! sysbench's `--mysql-ignore-errors=all` (a failed event restarts at once).
 
 use super::event::Event;
-use super::hostgroups::Status;
-use super::params::Latency;
-use super::world::{HostState, ProxysqlWorld};
-use crate::sim::rng::below;
+use super::host::{Host, HostState};
+use super::hostgroups::{HostGroups, Status};
+use super::params::{rule_keyword, ClientParams, Latency, ProxysqlParams};
+use super::runtime::{Runtime, WallClock};
+use super::tally::Tally;
+use crate::sim::rng::{below, stream};
 use crate::sim::{Scheduler, SimRng, SimTime, TraceRecord};
 
 /// A statement of a sysbench event.
@@ -171,14 +173,66 @@ pub struct ClientState {
 }
 
 impl ClientState {
+    /// The per-second counters of `now`'s second.
     #[inline]
-    fn sec(&mut self, now: SimTime) -> &mut Sec {
+    pub(crate) fn sec(&mut self, now: SimTime) -> &mut Sec {
         let i = (now.since(self.start).as_nanos() / 1_000_000_000) as usize;
         if i >= self.secs.len() {
             self.secs.resize(i + 1, Sec::default());
         }
         &mut self.secs[i]
     }
+
+    /// Client `ci` of `p` (`c`) before its start: its script, its routes, its threads' streams.
+    pub(crate) fn new(p: &ProxysqlParams, ci: usize, c: &ClientParams, seed: u64) -> Self {
+        let mut script = vec![];
+        if !c.skip_trx {
+            script.push(Stmt::Begin);
+        }
+        for _ in 0..c.point_selects + c.range_selects {
+            script.push(Stmt::Select);
+        }
+        let writes = [Stmt::Update, Stmt::Update, Stmt::Delete, Stmt::Insert];
+        for k in 0..c.writes {
+            script.push(writes[k as usize % 4]);
+        }
+        if !c.skip_trx {
+            script.push(Stmt::Commit);
+        }
+        let threads = (0..c.threads)
+            .map(|t| Thread::new(stream(seed, "sysbench", (ci as u32) << 16 | t)))
+            .collect();
+        let routes = script.iter().map(|st| route(p, st.keyword())).collect();
+        ClientState {
+            script,
+            routes,
+            reader: c.writes == 0,
+            start: SimTime::ZERO + c.start_at,
+            threads,
+            secs: vec![],
+            tx: 0,
+            queries: 0,
+            errors: 0,
+            errors_9001: 0,
+            errors_backend: 0,
+            errors_lost: 0,
+        }
+    }
+}
+
+/// The hostgroup a statement goes to when the session is not pinned: the first active rule
+/// (by `rule_id`) whose keyword prefixes the statement, else the user's default hostgroup.
+pub fn route(p: &ProxysqlParams, keyword: &str) -> u32 {
+    let mut rules: Vec<_> = p.query_rules.iter().filter(|r| r.active).collect();
+    rules.sort_by_key(|r| r.rule_id);
+    for r in rules {
+        if let Some(k) = rule_keyword(&r.match_digest) {
+            if keyword.starts_with(&k) {
+                return r.destination_hostgroup;
+            }
+        }
+    }
+    p.user.default_hostgroup
 }
 
 /// Client-visible error classes.
@@ -189,7 +243,29 @@ enum ClientErr {
     Lost,
 }
 
-impl ProxysqlWorld {
+/// The sessions during one event: the clients, and what of the proxy a session reads and
+/// changes (the parameters, the servers' truth, the HostGroups Manager, the runtime settings,
+/// the wall clock, the tally), borrowed from the world.
+pub(crate) struct Sessions<'a> {
+    /// The sysbench clients.
+    pub(crate) clients: &'a mut [ClientState],
+    /// The parameters.
+    pub(crate) p: &'a ProxysqlParams,
+    /// Host names (source first).
+    pub(crate) names: &'a [String],
+    /// Servers.
+    pub(crate) hosts: &'a [Host],
+    /// The HostGroups Manager.
+    pub(crate) hgm: &'a mut HostGroups,
+    /// Settings changeable at run time.
+    pub(crate) rt: &'a Runtime,
+    /// The wall clock.
+    pub(crate) wall: WallClock,
+    /// The run's counters.
+    pub(crate) tally: &'a mut Tally,
+}
+
+impl Sessions<'_> {
     #[inline]
     fn sched(&mut self, c: usize, t: usize, at: SimTime, p: Pending, s: &mut Scheduler<Event>) {
         let th = &mut self.clients[c].threads[t];
@@ -248,7 +324,7 @@ impl ProxysqlWorld {
         if now >= deadline {
             return self.client_error(c, t, ClientErr::MaxConnectTimeout, now, s);
         }
-        let wall = self.wall(now);
+        let wall = self.wall.second(now);
         let waits = self.rt.unshun_waits();
         let rec = self.rt.shun_recovery_time_sec != 0;
         let all = self.p.variables.unshun_algorithm == 1;
@@ -261,7 +337,7 @@ impl ProxysqlWorld {
             rec,
             all,
             &mut th.rng,
-            &mut self.unshuns,
+            &mut self.tally.unshuns,
         );
         let Some(e) = pick else {
             let at = (now + self.p.variables.connect_retries_delay).min(deadline);
@@ -337,12 +413,12 @@ impl ProxysqlWorld {
             });
             return self.run_query(c, t, now, s);
         }
-        self.connect_errors += 1;
-        let wall = self.wall(now);
+        self.tally.connect_errors += 1;
+        let wall = self.wall.second(now);
         let thr = self.rt.shun_threshold();
         let name = self.names[host].clone();
         if self.hgm.connect_error(e, wall, thr, now, &name) {
-            self.traffic_shuns += 1;
+            self.tally.traffic_shuns += 1;
         }
         let th = &mut self.clients[c].threads[t];
         if th.retries_left == 0 {
@@ -485,12 +561,7 @@ impl ProxysqlWorld {
             cl.sec(now).tx += 1;
         }
         if reader {
-            if let Some((tf, _)) = self.first_fault {
-                if now.since(self.last_read_ok) > self.p.outage_gap && now > tf {
-                    self.outages.push((self.last_read_ok, now));
-                }
-            }
-            self.last_read_ok = now;
+            self.tally.read_ok(now, self.p.outage_gap);
         }
         self.start_stmt(c, t, now, s);
     }
@@ -523,5 +594,68 @@ impl ProxysqlWorld {
             self.release(tc);
         }
         self.start_stmt(c, t, now, s);
+    }
+}
+
+/// Fail, now, the statements in flight or hung on entries matching `on` (`shun_and_killall`
+/// kills used connections; a restarted server resets hung ones). With `hung_only`, only
+/// hung statements.
+pub(crate) fn fail_threads_on(
+    clients: &mut [ClientState],
+    on: impl Fn(usize) -> bool,
+    hung_only: bool,
+    now: SimTime,
+    s: &mut Scheduler<Event>,
+) {
+    let mut hits = vec![];
+    for (ci, c) in clients.iter().enumerate() {
+        for (ti, th) in c.threads.iter().enumerate() {
+            let e = match th.pending {
+                Pending::Hung { entry } => Some(entry),
+                Pending::Query { entry, ok: true } if !hung_only => Some(entry),
+                _ => None,
+            };
+            if let Some(e) = e {
+                if on(e as usize) {
+                    hits.push((ci, ti, e));
+                }
+            }
+        }
+    }
+    for (ci, ti, e) in hits {
+        let th = &mut clients[ci].threads[ti];
+        th.gen += 1;
+        th.pending = Pending::Query {
+            entry: e,
+            ok: false,
+        };
+        if let Some(cc) = th.conn.as_mut() {
+            cc.stale = true;
+        }
+        s.at(
+            now,
+            Event::Step {
+                client: ci as u8,
+                thread: ti as u16,
+                gen: th.gen,
+            },
+        );
+    }
+    if !hung_only {
+        let mut stale_trx = vec![];
+        for (ci, c) in clients.iter().enumerate() {
+            for (ti, th) in c.threads.iter().enumerate() {
+                if let Some(tc) = th.trx_conn {
+                    if on(tc.entry as usize) {
+                        stale_trx.push((ci, ti));
+                    }
+                }
+            }
+        }
+        for (ci, ti) in stale_trx {
+            if let Some(tc) = clients[ci].threads[ti].trx_conn.as_mut() {
+                tc.stale = true;
+            }
+        }
     }
 }

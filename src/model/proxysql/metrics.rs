@@ -1,9 +1,11 @@
 //! Per-run metrics, the replay report (sysbench lines, runtime tables, log) and the artifacts
 //! (timeline CSV, per-second CSV, tps and err/s charts with the actions marked).
 
-use super::hostgroups::Status;
-use super::params::Action;
-use super::world::ProxysqlWorld;
+use super::client::ClientState;
+use super::hostgroups::{HostGroups, Status};
+use super::params::{Action, ProxysqlParams};
+use super::runtime::{Runtime, WallClock};
+use super::tally::{ActionRec, Tally};
 use crate::chart::{ChartData, Curve, CurvePoint, MarkLine};
 use crate::model::{Artifact, MetricSet};
 use crate::sim::SimTime;
@@ -62,9 +64,31 @@ crate::metric_set! {
     }
 }
 
+/// What the metrics, the report and the artifacts read: the parameters and the books the
+/// world kept (the clients' counters, the HostGroups Manager's changes and log, the tally,
+/// the actions), never the world itself.
+pub struct Books<'a> {
+    /// The parameters.
+    pub p: &'a ProxysqlParams,
+    /// Host names (source first).
+    pub names: &'a [String],
+    /// Settings at the end of the run.
+    pub rt: &'a Runtime,
+    /// The wall clock.
+    pub wall: WallClock,
+    /// The HostGroups Manager at the end of the run.
+    pub hgm: &'a HostGroups,
+    /// The sysbench clients.
+    pub clients: &'a [ClientState],
+    /// The run's counters.
+    pub tally: &'a Tally,
+    /// Actions as they happened.
+    pub action_log: &'a [ActionRec],
+}
+
 /// First fault → first SHUNNED / OFFLINE_HARD of a faulted host: (seconds, detected).
-pub fn detection(w: &ProxysqlWorld, end: SimTime) -> (f64, bool) {
-    let Some((tf, hosts)) = &w.first_fault else {
+pub fn detection(w: &Books<'_>, end: SimTime) -> (f64, bool) {
+    let Some((tf, hosts)) = &w.tally.first_fault else {
         return (0.0, false);
     };
     let hit = w.hgm.changes.iter().find(|c| {
@@ -79,8 +103,8 @@ pub fn detection(w: &ProxysqlWorld, end: SimTime) -> (f64, bool) {
 }
 
 /// The metric row.
-pub fn values(w: &ProxysqlWorld, end: SimTime) -> ProxysqlMetrics {
-    let sum = |f: &dyn Fn(&super::client::ClientState) -> u64, reader: bool| -> f64 {
+pub fn values(w: &Books<'_>, end: SimTime) -> ProxysqlMetrics {
+    let sum = |f: &dyn Fn(&ClientState) -> u64, reader: bool| -> f64 {
         w.clients
             .iter()
             .filter(|c| c.reader == reader)
@@ -108,14 +132,15 @@ pub fn values(w: &ProxysqlWorld, end: SimTime) -> ProxysqlMetrics {
     // long before reads notice must not count its quiet time. Censoring: an outage still open
     // at the horizon ends at the horizon, so time_to_recover_s is then a lower bound, flagged
     // by recovered = 0.
-    let (recover, outage) = match &w.first_fault {
+    let (recover, outage) = match &w.tally.first_fault {
         None => (0.0, 0.0),
         Some((tf, _)) => {
-            let rec = match (w.outages.first(), w.outages.last()) {
+            let rec = match (w.tally.outages.first(), w.tally.outages.last()) {
                 (Some(a), Some(b)) => b.1.since(a.0.max(*tf)).as_secs_f64(),
                 _ => 0.0,
             };
             let tot: f64 = w
+                .tally
                 .outages
                 .iter()
                 .map(|o| o.1.since(o.0.max(*tf)).as_secs_f64())
@@ -142,18 +167,18 @@ pub fn values(w: &ProxysqlWorld, end: SimTime) -> ProxysqlMetrics {
         errors_client_2: client(1),
         errors_client_3: client(2),
         errors_client_4: client(3),
-        traffic_shuns: w.traffic_shuns as f64,
-        ping_shuns: w.ping_shuns as f64,
-        normal_unshuns: w.unshuns.normal as f64,
-        desperate_unshuns: w.unshuns.desperate as f64,
-        connect_errors: w.connect_errors as f64,
+        traffic_shuns: w.tally.traffic_shuns as f64,
+        ping_shuns: w.tally.ping_shuns as f64,
+        normal_unshuns: w.tally.unshuns.normal as f64,
+        desperate_unshuns: w.tally.unshuns.desperate as f64,
+        connect_errors: w.tally.connect_errors as f64,
         any_read_lost: (reads_lost > 0.0) as u8 as f64,
-        recovered: (!w.outage_open) as u8 as f64,
+        recovered: (!w.tally.outage_open) as u8 as f64,
     }
 }
 
 /// sysbench's per-second lines of client `ci` (`[ 22s ] thds: 2 tps: … err/s: … reconn/s: …`).
-pub fn sysbench_lines(w: &ProxysqlWorld, ci: usize, end: SimTime) -> Vec<String> {
+pub fn sysbench_lines(w: &Books<'_>, ci: usize, end: SimTime) -> Vec<String> {
     let c = &w.clients[ci];
     let full = (end.since(c.start).as_nanos() / 1_000_000_000) as usize;
     (0..full)
@@ -172,7 +197,7 @@ pub fn sysbench_lines(w: &ProxysqlWorld, ci: usize, end: SimTime) -> Vec<String>
 }
 
 /// The replay report.
-pub fn report(w: &ProxysqlWorld, values: &[f64], end: SimTime, digest: &str) -> String {
+pub fn report(w: &Books<'_>, values: &[f64], end: SimTime, digest: &str) -> String {
     let p = &w.p;
     let mut r = String::new();
     let (nw, dw) = w.rt.unshun_waits();
@@ -195,7 +220,7 @@ pub fn report(w: &ProxysqlWorld, values: &[f64], end: SimTime, digest: &str) -> 
         dw,
         p.variables.connect_timeout_server,
         p.variables.connect_timeout_server_max,
-        w.wall_offset as f64 / 1e9
+        w.wall.offset as f64 / 1e9
     );
     let _ = writeln!(r, "\ninitial runtime_mysql_servers:");
     let mut init = String::new();
@@ -210,7 +235,7 @@ pub fn report(w: &ProxysqlWorld, values: &[f64], end: SimTime, digest: &str) -> 
         let _ = writeln!(init, "  {hg:<13} {h:<9} ONLINE");
     }
     r.push_str(&init);
-    for a in &w.action_log {
+    for a in w.action_log {
         let _ = writeln!(r, "\n[{:>9.3} s] {}", a.t.as_secs_f64(), a.label);
         for l in a.table.lines() {
             let _ = writeln!(r, "  {l}");
@@ -250,7 +275,7 @@ pub fn report(w: &ProxysqlWorld, values: &[f64], end: SimTime, digest: &str) -> 
         "\nruntime_mysql_servers at the end ({:.3} s):",
         end.as_secs_f64()
     );
-    for l in w.hgm.table(&w.names, w.wall(end)).lines() {
+    for l in w.hgm.table(w.names, w.wall.second(end)).lines() {
         let _ = writeln!(r, "  {l}");
     }
     let _ = writeln!(r);
@@ -262,7 +287,7 @@ pub fn report(w: &ProxysqlWorld, values: &[f64], end: SimTime, digest: &str) -> 
 }
 
 /// The timeline CSV, the per-second CSV and the two charts.
-pub fn artifacts(w: &ProxysqlWorld, end: SimTime) -> Vec<Artifact> {
+pub fn artifacts(w: &Books<'_>, end: SimTime) -> Vec<Artifact> {
     let mut tl = String::from("time_s,wall_s,hostgroup_id,hostname,from,to,cause\n");
     for c in &w.hgm.changes {
         let _ = writeln!(

@@ -72,19 +72,30 @@
 //! seed is one record at time 0 (`wallclock`, 0, `offset`, ns). Statement latencies and the
 //! Monitor's phases are event times.
 //!
-//! Files: [`params`] (every parameter, default and source), [`latency`] (the statement
-//! latency distribution), [`script`] (the scripted actions and their checks), [`event`],
-//! [`world`] (state, actions, dispatch), [`hostgroups`] (HostGroups Manager), [`monitor`],
-//! [`client`] (sysbench threads and sessions), [`metrics`] (metrics, report, artifacts).
+//! Files: [`world`] (composition, actions, dispatch), [`metrics`] (metrics, report,
+//! artifacts, from the books), [`monitor`] (the Monitor's loops), [`client`] (sysbench
+//! threads and their sessions), [`tally`] (the run's counters), [`runtime`] (settings and
+//! wall clock), [`host`] (the servers' truth), [`hostgroups`] (HostGroups Manager),
+//! [`event`], [`params`] (every parameter, default and source), [`script`] (the scripted
+//! actions and their checks), [`ranges`] (ProxySQL's variable ranges), [`latency`] (the
+//! statement latency distribution).
+//!
+//! Reading order, top-down (a file imports only files after it): mod.rs, world.rs,
+//! metrics.rs, monitor.rs, client.rs, tally.rs, runtime.rs, host.rs, hostgroups.rs, event.rs,
+//! params.rs, script.rs, ranges.rs, latency.rs.
 
 pub mod client;
 pub mod event;
+pub mod host;
 pub mod hostgroups;
 pub mod latency;
 pub mod metrics;
 pub mod monitor;
 pub mod params;
+pub mod ranges;
+pub mod runtime;
 pub mod script;
+pub mod tally;
 pub mod world;
 
 pub use hostgroups::Status;
@@ -108,6 +119,20 @@ pub type ProxysqlRun = Run<Proxysql>;
 pub struct ProxysqlDetail {
     /// The world at the end.
     pub world: ProxysqlWorld,
+}
+
+/// What the metrics read of a world: its books.
+fn books(w: &ProxysqlWorld) -> metrics::Books<'_> {
+    metrics::Books {
+        p: &w.p,
+        names: &w.names,
+        rt: &w.rt,
+        wall: w.wall,
+        hgm: &w.hgm,
+        clients: &w.clients,
+        tally: &w.tally,
+        action_log: &w.action_log,
+    }
 }
 
 /// Simulate one run and keep the world.
@@ -138,13 +163,13 @@ impl Model for Proxysql {
         w.finish(draws.now());
     }
     fn metrics(_p: &ProxysqlParams, w: &ProxysqlWorld, end: SimTime, _events: u64) -> Self::Metrics {
-        metrics::values(w, end)
+        metrics::values(&books(w), end)
     }
     fn report(_p: &ProxysqlParams, w: &ProxysqlWorld, run: &RunEnd) -> String {
-        metrics::report(w, &run.metrics, run.end, &run.digest)
+        metrics::report(&books(w), &run.metrics, run.end, &run.digest)
     }
     fn artifacts(_p: &ProxysqlParams, w: &ProxysqlWorld, end: SimTime) -> Vec<Artifact> {
-        metrics::artifacts(w, end)
+        metrics::artifacts(&books(w), end)
     }
     fn detail(_p: &ProxysqlParams, world: ProxysqlWorld, _end: SimTime) -> ProxysqlDetail {
         ProxysqlDetail { world }

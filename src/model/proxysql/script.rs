@@ -2,7 +2,7 @@
 //! statements (promote, `INSERT`, `LOAD MYSQL SERVERS TO RUNTIME`, `SET` a variable) at given
 //! times, and their checks.
 
-use super::params::{proxysql_range, RANGES_SOURCE};
+use super::ranges::{proxysql_range, RANGES_SOURCE};
 use crate::model::kit::{fail, Checked};
 use crate::sim::SimDuration;
 use serde::{Deserialize, Serialize};

@@ -1,99 +1,36 @@
-//! The ProxySQL world: servers, the HostGroups Manager, the Monitor, the sysbench clients and
-//! the scripted actions; construction from parameters and the event dispatch. Behaviour lives
-//! beside it: [`super::hostgroups`], [`super::monitor`], [`super::client`].
+//! The ProxySQL world: the servers ([`super::host`]), the HostGroups Manager
+//! ([`super::hostgroups`]), the Monitor ([`super::monitor`]), the sysbench clients and their
+//! sessions ([`super::client`]), the runtime settings and wall clock ([`super::runtime`]) and
+//! the tally ([`super::tally`]), composed; construction from parameters, the scripted
+//! actions, and the event dispatch.
 
-use crate::model::dist::uniform_offset;
-use super::client::{ClientState, Pending, Stmt, Thread};
+use super::client::{fail_threads_on, ClientState, Pending, Sessions};
 use super::event::Event;
+use super::host::{Host, HostState};
 use super::hostgroups::{HostGroups, PickStats, Status};
+use super::monitor::Monitor;
 use super::params::{Action, LoopPhase, ProxysqlParams};
+use super::runtime::{Runtime, WallClock};
+use super::tally::{ActionRec, Tally};
+use crate::model::dist::uniform_offset;
 use crate::sim::rng::{stream, uniform01};
 use crate::sim::{Scheduler, SimDuration, SimTime, Simulation, Trace, TraceRecord, World};
 
-/// What a connect to a host meets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HostState {
-    /// Serving.
-    Up,
-    /// Killed: connects fail fast (DNS name gone / refused), connections break.
-    Refused,
-    /// Black-holed: connects time out, queries on open connections hang.
-    Dark,
-}
-
-/// One MySQL server.
-#[derive(Clone, Debug)]
-pub struct Host {
-    /// Up, killed or black-holed.
-    pub(crate) state: HostState,
-    /// `@@global.read_only`.
-    pub(crate) read_only: bool,
-    /// Incremented at every kill, black-hole and start: connections of older epochs are broken.
-    pub(crate) epoch: u32,
-    /// Consecutive failed Monitor pings (the ping log's trailing errors).
-    pub(crate) ping_streak: u32,
-    /// Consecutive timeout-class read_only failures.
-    pub(crate) ro_streak: u32,
-    /// The Monitor's pooled read_only connection: the epoch it was opened in.
-    pub(crate) mon_conn: Option<u32>,
-}
-
-/// The settings a `SetVariable` action can change at run time.
-#[derive(Clone, Debug)]
-pub struct Runtime {
-    /// `mysql-monitor_writer_is_also_reader`.
-    pub wiao: bool,
-    /// `mysql-shun_on_failures`.
-    pub(crate) shun_on_failures: u32,
-    /// `mysql-shun_recovery_time_sec`.
-    pub(crate) shun_recovery_time_sec: u32,
-    /// `mysql-connect_retries_on_failure`.
-    pub(crate) connect_retries: u32,
-    /// `mysql-connect_timeout_server`.
-    pub(crate) cts: SimDuration,
-    /// `mysql-connect_timeout_server_max`.
-    pub(crate) cts_max: SimDuration,
-}
-
-impl Runtime {
-    /// Connect errors in one second that shun: `min(shun_on_failures, retries + 1)`.
-    pub(crate) fn shun_threshold(&self) -> u32 {
-        self.shun_on_failures
-            .min(self.connect_retries.saturating_add(1))
-    }
-    /// `max_wait_sec` of the (normal, desperate) unshun paths (`MyHGC.cpp:117-260`).
-    pub(crate) fn unshun_waits(&self) -> (i64, i64) {
-        let rec = self.shun_recovery_time_sec as i64;
-        let max_ms = (self.cts_max.as_nanos() / 1_000_000) as i64;
-        let clamp = rec * 1000 >= max_ms;
-        let normal = if clamp { max_ms / 1000 - 1 } else { rec };
-        let desperate = if clamp { max_ms / 10000 - 1 } else { rec / 10 };
-        (normal.max(1), desperate.max(1))
-    }
-}
-
-/// Result of one Monitor read_only check.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RoResult {
-    /// Not checked this round.
-    None,
-    /// `read_only` value read.
-    Value(bool),
-    /// A timeout-class failure (query timeout or failed new connection).
-    Timeout,
-    /// Another error (Lost connection on a pooled connection).
-    Other,
-}
-
-/// A scripted action as it happened, with the runtime table right after it.
-#[derive(Clone, Debug)]
-pub struct ActionRec {
-    /// When.
-    pub t: SimTime,
-    /// What.
-    pub(crate) label: String,
-    /// `runtime_mysql_servers` after it.
-    pub table: String,
+/// The sessions' view of world `$w` for one event: every field but the Monitor and the
+/// action log, borrowed apart (so the Monitor can act through it).
+macro_rules! sessions {
+    ($w:expr) => {
+        Sessions {
+            clients: &mut $w.clients,
+            p: &$w.p,
+            names: &$w.names,
+            hosts: &$w.hosts,
+            hgm: &mut $w.hgm,
+            rt: &$w.rt,
+            wall: $w.wall,
+            tally: &mut $w.tally,
+        }
+    };
 }
 
 /// The whole ProxySQL world.
@@ -110,42 +47,17 @@ pub struct ProxysqlWorld {
     pub rt: Runtime,
     /// sysbench clients.
     pub clients: Vec<ClientState>,
-    /// Wall-clock offset of simulated time 0 (ns).
-    pub(crate) wall_offset: u64,
-    /// Ping results of the round in progress (per host; `None`: not pinged).
-    pub(crate) ping_results: Vec<Option<bool>>,
-    /// Start of the round in progress.
-    pub(crate) ping_round_at: SimTime,
-    /// read_only results of the round in progress.
-    pub(crate) ro_results: Vec<RoResult>,
-    /// Lazy unshuns.
-    pub(crate) unshuns: PickStats,
-    /// Backend connect failures.
-    pub(crate) connect_errors: u64,
-    /// Shuns by traffic (connect errors in one second).
-    pub(crate) traffic_shuns: u64,
-    /// Entries moved ONLINE → SHUNNED by `shun_and_killall` (missed heartbeats); a repeated
-    /// call on an entry already SHUNNED is not counted.
-    pub(crate) ping_shuns: u64,
-    /// First fault: time and hosts.
-    pub(crate) first_fault: Option<(SimTime, Vec<u16>)>,
-    /// Last successful read of a read-only client.
-    pub(crate) last_read_ok: SimTime,
-    /// Read outages (gaps > `outage_gap` with no successful read) ending after the first fault.
-    pub(crate) outages: Vec<(SimTime, SimTime)>,
-    /// The last outage was still open at the horizon (its end is the horizon: censored).
-    pub(crate) outage_open: bool,
+    /// The wall clock: the offset of simulated time 0 in its second.
+    pub(crate) wall: WallClock,
+    /// The Monitor.
+    pub(crate) monitor: Monitor,
+    /// The run's counters.
+    pub(crate) tally: Tally,
     /// Actions as they happened.
     pub action_log: Vec<ActionRec>,
 }
 
 impl ProxysqlWorld {
-    /// Wall-clock second of `t` (`time(NULL)`).
-    #[inline]
-    pub(crate) fn wall(&self, t: SimTime) -> i64 {
-        (t.0.saturating_add(self.wall_offset) / 1_000_000_000) as i64
-    }
-
     /// A primed simulation.
     pub fn simulation(p: &ProxysqlParams, seed: u64, trace: Trace) -> Simulation<ProxysqlWorld> {
         let names = p.hosts();
@@ -163,9 +75,6 @@ impl ProxysqlWorld {
                 state: HostState::Up,
                 read_only: i != 0,
                 epoch: 0,
-                ping_streak: 0,
-                ro_streak: 0,
-                mon_conn: None,
             })
             .collect();
         let wall_drawn = p.wall_clock_offset.is_none();
@@ -186,40 +95,7 @@ impl ProxysqlWorld {
             .clients
             .iter()
             .enumerate()
-            .map(|(ci, c)| {
-                let mut script = vec![];
-                if !c.skip_trx {
-                    script.push(Stmt::Begin);
-                }
-                for _ in 0..c.point_selects + c.range_selects {
-                    script.push(Stmt::Select);
-                }
-                let writes = [Stmt::Update, Stmt::Update, Stmt::Delete, Stmt::Insert];
-                for k in 0..c.writes {
-                    script.push(writes[k as usize % 4]);
-                }
-                if !c.skip_trx {
-                    script.push(Stmt::Commit);
-                }
-                let threads = (0..c.threads)
-                    .map(|t| Thread::new(stream(seed, "sysbench", (ci as u32) << 16 | t)))
-                    .collect();
-                let routes = script.iter().map(|st| route(p, st.keyword())).collect();
-                ClientState {
-                    script,
-                    routes,
-                    reader: c.writes == 0,
-                    start: SimTime::ZERO + c.start_at,
-                    threads,
-                    secs: vec![],
-                    tx: 0,
-                    queries: 0,
-                    errors: 0,
-                    errors_9001: 0,
-                    errors_backend: 0,
-                    errors_lost: 0,
-                }
-            })
+            .map(|(ci, c)| ClientState::new(p, ci, c, seed))
             .collect();
         let world = ProxysqlWorld {
             names,
@@ -227,18 +103,20 @@ impl ProxysqlWorld {
             hgm: HostGroups::new(config, n),
             rt,
             clients,
-            wall_offset,
-            ping_results: vec![None; n],
-            ping_round_at: SimTime::ZERO,
-            ro_results: vec![RoResult::None; n],
-            unshuns: PickStats::default(),
-            connect_errors: 0,
-            traffic_shuns: 0,
-            ping_shuns: 0,
-            first_fault: None,
-            last_read_ok: SimTime::ZERO,
-            outages: vec![],
-            outage_open: false,
+            wall: WallClock {
+                offset: wall_offset,
+            },
+            monitor: Monitor::new(n),
+            tally: Tally {
+                unshuns: PickStats::default(),
+                connect_errors: 0,
+                traffic_shuns: 0,
+                ping_shuns: 0,
+                first_fault: None,
+                last_read_ok: SimTime::ZERO,
+                outages: vec![],
+                outage_open: false,
+            },
             action_log: vec![],
             p: p.clone(),
         };
@@ -294,19 +172,13 @@ impl ProxysqlWorld {
             .expect("validated host") as u16
     }
 
-    fn fault(&mut self, now: SimTime, hosts: &[u16]) {
-        if self.first_fault.is_none() {
-            self.first_fault = Some((now, hosts.to_vec()));
-        }
-    }
-
     fn do_action(&mut self, i: usize, now: SimTime, s: &mut Scheduler<Event>) {
         let a = self.p.actions[i].action.clone();
-        let wall = self.wall(now);
+        let wall = self.wall.second(now);
         match &a {
             Action::Kill { host } => {
                 let h = self.host_index(host);
-                self.fault(now, &[h]);
+                self.tally.fault(now, &[h]);
                 self.break_host(h, HostState::Refused, now, s);
             }
             Action::KillReplicas => {
@@ -316,14 +188,14 @@ impl ProxysqlWorld {
                             && self.hosts[h as usize].state == HostState::Up
                     })
                     .collect();
-                self.fault(now, &hs);
+                self.tally.fault(now, &hs);
                 for h in hs {
                     self.break_host(h, HostState::Refused, now, s);
                 }
             }
             Action::BlackHole { host } => {
                 let h = self.host_index(host);
-                self.fault(now, &[h]);
+                self.tally.fault(now, &[h]);
                 self.break_host(h, HostState::Dark, now, s);
             }
             Action::Start { host } => {
@@ -332,7 +204,14 @@ impl ProxysqlWorld {
                     self.hosts[h].state = HostState::Up;
                     self.hosts[h].epoch += 1;
                     // Queries hung on a black-holed server get a reset.
-                    self.fail_threads_on(|w, e| w.hgm.entries[e].host as usize == h, true, now, s);
+                    let entries = &self.hgm.entries;
+                    fail_threads_on(
+                        &mut self.clients,
+                        |e| entries[e].host as usize == h,
+                        true,
+                        now,
+                        s,
+                    );
                 }
             }
             Action::Promote { host } => {
@@ -435,77 +314,15 @@ impl ProxysqlWorld {
         }
     }
 
-    /// Fail, now, the statements in flight or hung on entries matching `on` (`shun_and_killall`
-    /// kills used connections; a restarted server resets hung ones). With `hung_only`, only
-    /// hung statements.
-    pub(crate) fn fail_threads_on(
-        &mut self,
-        on: impl Fn(&ProxysqlWorld, usize) -> bool,
-        hung_only: bool,
-        now: SimTime,
-        s: &mut Scheduler<Event>,
-    ) {
-        let mut hits = vec![];
-        for (ci, c) in self.clients.iter().enumerate() {
-            for (ti, th) in c.threads.iter().enumerate() {
-                let e = match th.pending {
-                    Pending::Hung { entry } => Some(entry),
-                    Pending::Query { entry, ok: true } if !hung_only => Some(entry),
-                    _ => None,
-                };
-                if let Some(e) = e {
-                    if on(self, e as usize) {
-                        hits.push((ci, ti, e));
-                    }
-                }
-            }
-        }
-        for (ci, ti, e) in hits {
-            let th = &mut self.clients[ci].threads[ti];
-            th.gen += 1;
-            th.pending = Pending::Query {
-                entry: e,
-                ok: false,
-            };
-            if let Some(cc) = th.conn.as_mut() {
-                cc.stale = true;
-            }
-            s.at(
-                now,
-                Event::Step {
-                    client: ci as u8,
-                    thread: ti as u16,
-                    gen: th.gen,
-                },
-            );
-        }
-        if !hung_only {
-            let mut stale_trx = vec![];
-            for (ci, c) in self.clients.iter().enumerate() {
-                for (ti, th) in c.threads.iter().enumerate() {
-                    if let Some(tc) = th.trx_conn {
-                        if on(self, tc.entry as usize) {
-                            stale_trx.push((ci, ti));
-                        }
-                    }
-                }
-            }
-            for (ci, ti) in stale_trx {
-                if let Some(tc) = self.clients[ci].threads[ti].trx_conn.as_mut() {
-                    tc.stale = true;
-                }
-            }
-        }
-    }
-
     /// Close the books at the end of the run.
     pub(crate) fn finish(&mut self, end: SimTime) {
-        if let Some((tf, _)) = self.first_fault {
+        let t = &mut self.tally;
+        if let Some((tf, _)) = t.first_fault {
             if self.clients.iter().any(|c| c.reader) {
-                let last = self.last_read_ok;
+                let last = t.last_read_ok;
                 if end.since(last) > self.p.outage_gap && end > tf {
-                    self.outages.push((last, end));
-                    self.outage_open = true;
+                    t.outages.push((last, end));
+                    t.outage_open = true;
                 }
             }
         }
@@ -516,21 +333,6 @@ impl ProxysqlWorld {
         let h = self.names.iter().position(|n| n == host)? as u16;
         self.hgm.find(hg, h).map(|i| self.hgm.entries[i].status)
     }
-}
-
-/// The hostgroup a statement goes to when the session is not pinned: the first active rule
-/// (by `rule_id`) whose keyword prefixes the statement, else the user's default hostgroup.
-pub fn route(p: &ProxysqlParams, keyword: &str) -> u32 {
-    let mut rules: Vec<_> = p.query_rules.iter().filter(|r| r.active).collect();
-    rules.sort_by_key(|r| r.rule_id);
-    for r in rules {
-        if let Some(k) = super::params::rule_keyword(&r.match_digest) {
-            if keyword.starts_with(&k) {
-                return r.destination_hostgroup;
-            }
-        }
-    }
-    p.user.default_hostgroup
 }
 
 impl World for ProxysqlWorld {
@@ -545,13 +347,18 @@ impl World for ProxysqlWorld {
             } => {
                 let th = &self.clients[client as usize].threads[thread as usize];
                 if th.gen == gen {
-                    self.step(client as usize, thread as usize, now, s);
+                    sessions!(self).step(client as usize, thread as usize, now, s);
                 }
             }
-            Event::PingRound => self.ping_round(now, s),
-            Event::PingPost => self.ping_post(now, s),
-            Event::ReadOnlyRound => self.read_only_round(now, s),
-            Event::ReadOnlyPost => self.read_only_post(now),
+            Event::PingRound => self
+                .monitor
+                .ping_round(&self.p, &self.hosts, &self.hgm, now, s),
+            Event::PingPost => self.monitor.ping_post(&mut sessions!(self), now, s),
+            Event::ReadOnlyRound => {
+                self.monitor
+                    .read_only_round(&self.p, &self.hosts, &self.hgm, s)
+            }
+            Event::ReadOnlyPost => self.monitor.read_only_post(&mut sessions!(self), now),
             Event::Action { i } => self.do_action(i as usize, now, s),
         }
     }

@@ -6,22 +6,11 @@
 //! when the fault starts is counted (`already_believed`), never credited with a zero delay.
 
 use super::event::Event;
-use super::params::{Answer, FaultKind, FaultPhase};
+use super::params::{Answer, FaultKind, FaultPhase, SitePollerParams};
+use super::site::{Down, Site};
 use super::tracker::SiteState;
-use super::world::SitePollerWorld;
-use crate::sim::rng::uniform;
-use crate::sim::{Scheduler, SimDuration, SimTime};
-
-/// Why a site does not answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Down {
-    /// Probes error fast.
-    Refused,
-    /// Probes fail at min(driver timeout, probe timeout).
-    Dark,
-    /// Probes fail at the probe timeout.
-    Hang,
-}
+use crate::sim::rng::{uniform, LazyRng};
+use crate::sim::{Scheduler, SimDuration, SimRng, SimTime};
 
 /// One scripted fault and what became of it.
 #[derive(Clone, Copy, Debug)]
@@ -64,19 +53,70 @@ pub struct FaultRec {
     pub(super) saved_flaky: f64,
 }
 
-impl SitePollerWorld {
-    /// The current poll period: this Poll's start to the next one's when it is known, else the
-    /// most recent full period.
-    pub(super) fn current_period(&self) -> SimDuration {
-        match self.next_start {
-            Some(n) if self.poll_count > 0 => n.since(self.last_start),
-            _ => self.last_period,
+/// The scripted faults, in file order, and their streams.
+pub struct Faults {
+    /// The faults and what became of them.
+    pub(crate) recs: Vec<FaultRec>,
+    /// One stream per fault (`"fault"`, index): where in the poll period it starts and
+    /// ends; lazy, since an `Exact` fault draws nothing.
+    rngs: Vec<LazyRng>,
+}
+
+impl Faults {
+    /// The faults of `p`, none started yet.
+    pub(super) fn new(p: &SitePollerParams, seed: u64) -> Self {
+        let recs = p
+            .faults
+            .iter()
+            .map(|f| FaultRec {
+                site: p.site_index(&f.site).expect("validated") as u16,
+                kind: f.kind,
+                nominal: SimTime::ZERO + f.at,
+                start: SimTime::MAX,
+                end: SimTime::MAX,
+                duration: f.duration,
+                expect: match f.kind {
+                    FaultKind::Refused | FaultKind::Dark | FaultKind::Hang => {
+                        Some(SiteState::Unreachable)
+                    }
+                    FaultKind::ReadOnlyFlip => Some(SiteState::ReadOnly),
+                    FaultKind::WritableFlip => Some(SiteState::Writable),
+                    FaultKind::Flaky { .. } => None,
+                },
+                detected: SimTime::MAX,
+                already_believed: false,
+                start_poll: 0,
+                phase: f.phase,
+                back_to: None,
+                recovered: SimTime::MAX,
+                saved_answer: Answer::ReadOnly,
+                saved_down: None,
+                saved_flaky: 0.0,
+            })
+            .collect();
+        Faults {
+            recs,
+            rngs: (0..p.faults.len())
+                .map(|i| LazyRng::new(seed, "fault", i as u32))
+                .collect(),
         }
     }
 
-    pub(super) fn fault_due(&mut self, i: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        let period = self.current_period();
-        let u = uniform(self.fault_rngs[i].get(), 0.0, period.as_secs_f64());
+    /// Fault `i`'s stream.
+    pub(super) fn rng(&mut self, i: usize) -> &mut SimRng {
+        self.rngs[i].get()
+    }
+
+    /// Fault `i` reaches its nominal time: it starts at + U[0, `period`), the current poll
+    /// period.
+    pub(super) fn due(
+        &mut self,
+        i: usize,
+        now: SimTime,
+        period: SimDuration,
+        s: &mut Scheduler<Event>,
+    ) {
+        let u = uniform(self.rngs[i].get(), 0.0, period.as_secs_f64());
         s.at(
             now + SimDuration::from_secs_f64(u),
             Event::FaultStart(i as u16),
@@ -87,19 +127,32 @@ impl SitePollerWorld {
     /// period), from the fault's own stream, like the start. Without it the end is phase-locked
     /// to the (backoff) cadence the fault itself set up, and `recovery_s` would be a function
     /// of `duration` modulo the period (e.g. 7 / 27 / 17 s for 2m / 2m10s / 2m20s).
-    pub(super) fn fault_end_due(&mut self, i: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        let period = self.current_period();
-        let u = uniform(self.fault_rngs[i].get(), 0.0, period.as_secs_f64());
+    pub(super) fn end_due(
+        &mut self,
+        i: usize,
+        now: SimTime,
+        period: SimDuration,
+        s: &mut Scheduler<Event>,
+    ) {
+        let u = uniform(self.rngs[i].get(), 0.0, period.as_secs_f64());
         s.at(
             now + SimDuration::from_secs_f64(u),
             Event::FaultEnd(i as u16),
         );
     }
 
-    pub(super) fn fault_start(&mut self, i: usize, now: SimTime, s: &mut Scheduler<Event>) {
-        let site = self.faults[i].site as usize;
-        let st = &mut self.sites[site];
-        let f = &mut self.faults[i];
+    /// Fault `i` starts: it changes its site's truth; `poll_count` Polls have started so far.
+    pub(super) fn start(
+        &mut self,
+        i: usize,
+        now: SimTime,
+        sites: &mut [Site],
+        poll_count: u64,
+        s: &mut Scheduler<Event>,
+    ) {
+        let site = self.recs[i].site as usize;
+        let st = &mut sites[site];
+        let f = &mut self.recs[i];
         f.start = now;
         f.saved_answer = st.answer;
         f.saved_down = st.down;
@@ -112,7 +165,7 @@ impl SitePollerWorld {
             FaultKind::WritableFlip => st.answer = Answer::Writable,
             FaultKind::Flaky { p } => st.flaky_p = p,
         }
-        f.start_poll = self.poll_count;
+        f.start_poll = poll_count;
         f.already_believed = f.expect == Some(st.tracker.state);
         if let Some(d) = f.duration {
             let ev = match f.phase {
@@ -123,10 +176,11 @@ impl SitePollerWorld {
         }
     }
 
-    pub(super) fn fault_end(&mut self, i: usize, now: SimTime) {
-        let site = self.faults[i].site as usize;
-        let st = &mut self.sites[site];
-        let f = &mut self.faults[i];
+    /// Fault `i` is over: restore what it changed.
+    pub(super) fn end(&mut self, i: usize, now: SimTime, sites: &mut [Site]) {
+        let site = self.recs[i].site as usize;
+        let st = &mut sites[site];
+        let f = &mut self.recs[i];
         f.end = now;
         match f.kind {
             FaultKind::Refused | FaultKind::Dark | FaultKind::Hang => st.down = f.saved_down,
@@ -140,6 +194,33 @@ impl SitePollerWorld {
         };
         if f.back_to == Some(st.tracker.state) {
             f.recovered = now;
+        }
+    }
+
+    /// Site `i` entered `to` at `now`: detections and recoveries.
+    pub(super) fn on_state(&mut self, i: usize, to: SiteState, now: SimTime) {
+        for f in &mut self.recs {
+            if f.site as usize != i || f.start > now {
+                continue;
+            }
+            if f.end <= now && f.recovered == SimTime::MAX && f.back_to == Some(to) {
+                f.recovered = now;
+            }
+        }
+    }
+
+    /// Detections at `now`, the `ProbesDone` of Poll `poll` (started at `poll_start`): this
+    /// Poll started after the fault (its probes saw it) and before its end.
+    pub(super) fn detect(&mut self, now: SimTime, poll: u64, poll_start: SimTime, sites: &[Site]) {
+        for f in &mut self.recs {
+            if f.detected == SimTime::MAX
+                && f.start_poll < poll
+                && f.start <= poll_start
+                && poll_start < f.end
+                && f.expect == Some(sites[f.site as usize].tracker.state)
+            {
+                f.detected = now;
+            }
         }
     }
 }

@@ -49,15 +49,22 @@
 //! `failed` or `recorded`, time from the Poll's `ProbesDone` in ns). Fault phases, extras and
 //! step latencies are event times.
 //!
-//! Files: [`params`] (every parameter, default and source), [`tracker`] (`computeState`,
-//! `adaptivePollInterval`), [`world`] (the sites and the poll loop), [`event`], [`faults`],
-//! [`failover`], [`report`].
+//! Files: [`world`] (the poll loop, composing the rest, and the dispatch), [`report`]
+//! (metrics, timeline, CSV, from the books), [`failover`] (promotions), [`faults`] (scripted
+//! faults), [`history`] (the loop's books), [`site`] (a site's truth), [`tracker`]
+//! (`computeState`, `adaptivePollInterval`), [`event`], [`params`] (every parameter, default
+//! and source).
+//!
+//! Reading order, top-down (a file imports only files after it): mod.rs, world.rs,
+//! report.rs, failover.rs, faults.rs, history.rs, site.rs, tracker.rs, event.rs, params.rs.
 
 pub mod event;
 pub mod failover;
 pub mod faults;
+pub mod history;
 pub mod params;
 pub mod report;
+pub mod site;
 pub mod tracker;
 pub mod world;
 
@@ -66,7 +73,10 @@ pub use params::{
     ProbeParams, Role, SiteParams, SitePollerParams,
 };
 pub use tracker::{Backoff, ProbeResult, SiteState, SiteTracker, Thresholds};
-pub use world::{FailoverRec, FaultRec, PollRec, SitePollerWorld, TransitionRec};
+pub use failover::FailoverRec;
+pub use faults::FaultRec;
+pub use history::{PollRec, TransitionRec};
+pub use world::SitePollerWorld;
 
 use super::{Artifact, Model, Run, RunOptions};
 use crate::model::kit::Checked;
@@ -97,6 +107,16 @@ impl SitePollerDetail {
     pub fn detection_s(&self, i: usize) -> Option<f64> {
         let f = self.faults.get(i)?;
         (f.detected != SimTime::MAX).then(|| f.detected.since(f.start).as_secs_f64())
+    }
+}
+
+/// What the report reads of a world: its parameters and its books.
+fn books(w: &SitePollerWorld) -> report::Books<'_> {
+    report::Books {
+        p: &w.p,
+        history: &w.history,
+        faults: &w.faults.recs,
+        failover: &w.failover,
     }
 }
 
@@ -136,30 +156,30 @@ impl Model for SitePoller {
         end: SimTime,
         events: u64,
     ) -> Self::Metrics {
-        report::values(w, end, events)
+        report::values(&books(w), end, events)
     }
-    fn report(p: &SitePollerParams, w: &SitePollerWorld, run: &RunEnd) -> String {
-        report::timeline(w, p, &run.metrics, &run.digest, run.end)
+    fn report(_p: &SitePollerParams, w: &SitePollerWorld, run: &RunEnd) -> String {
+        report::timeline(&books(w), &run.metrics, &run.digest, run.end)
     }
     fn artifacts(_p: &SitePollerParams, w: &SitePollerWorld, _end: SimTime) -> Vec<Artifact> {
         vec![
             Artifact::Text {
                 name: "transitions.csv".into(),
-                text: report::transitions_csv(w),
+                text: report::transitions_csv(&books(w)),
             },
             Artifact::Text {
                 name: "polls.csv".into(),
-                text: report::polls_csv(w),
+                text: report::polls_csv(&books(w)),
             },
         ]
     }
     fn detail(_p: &SitePollerParams, w: SitePollerWorld, _end: SimTime) -> SitePollerDetail {
         SitePollerDetail {
             site_names: w.sites.iter().map(|s| s.name.clone()).collect(),
-            transitions: w.transitions,
-            polls: w.polls,
-            faults: w.faults,
-            failovers: w.failovers,
+            transitions: w.history.transitions,
+            polls: w.history.polls,
+            faults: w.faults.recs,
+            failovers: w.failover.recs,
         }
     }
 }

@@ -1,8 +1,10 @@
 //! What one run reports: the metric row, the readable timeline, and the CSV files.
 
+use super::failover::Failover;
+use super::faults::FaultRec;
+use super::history::History;
 use super::params::SitePollerParams;
 use super::tracker::ProbeResult;
-use super::world::{FaultRec, SitePollerWorld};
 use crate::model::MetricSet;
 use crate::sim::{SimDuration, SimTime};
 use std::fmt::Write;
@@ -52,6 +54,19 @@ crate::metric_set! {
     }
 }
 
+/// What the report reads: the parameters and the books the world kept (the loop's history,
+/// the faults, the failover layer), never the world itself.
+pub struct Books<'a> {
+    /// The parameters (the sites' names, in declared order, are the world's).
+    pub p: &'a SitePollerParams,
+    /// The poll loop's transitions, Polls and counters.
+    pub history: &'a History,
+    /// The faults and their detection.
+    pub faults: &'a [FaultRec],
+    /// Promotion attempts and the cooldown's blocks.
+    pub failover: &'a Failover,
+}
+
 fn censored_delay(f: &FaultRec, end: SimTime) -> f64 {
     if f.detected != SimTime::MAX {
         f.detected.since(f.start).as_secs_f64()
@@ -61,8 +76,8 @@ fn censored_delay(f: &FaultRec, end: SimTime) -> f64 {
 }
 
 /// The metric row.
-pub fn values(w: &SitePollerWorld, end: SimTime, events: u64) -> SitePollerMetrics {
-    let detectable: Vec<&FaultRec> = w
+pub fn values(b: &Books<'_>, end: SimTime, events: u64) -> SitePollerMetrics {
+    let detectable: Vec<&FaultRec> = b
         .faults
         .iter()
         .filter(|f| f.expect.is_some() && f.start <= end)
@@ -72,9 +87,14 @@ pub fn values(w: &SitePollerWorld, end: SimTime, events: u64) -> SitePollerMetri
         .iter()
         .filter(|f| f.detected == SimTime::MAX)
         .count();
-    let false_u = w.transitions.iter().filter(|t| t.false_unreachable).count();
-    let span = end.since(w.first_start).as_secs_f64();
-    let recovery = w
+    let false_u = b
+        .history
+        .transitions
+        .iter()
+        .filter(|t| t.false_unreachable)
+        .count();
+    let span = end.since(b.history.first_start).as_secs_f64();
+    let recovery = b
         .faults
         .iter()
         .find(|f| f.end <= end)
@@ -86,12 +106,13 @@ pub fn values(w: &SitePollerWorld, end: SimTime, events: u64) -> SitePollerMetri
             }
         })
         .unwrap_or(0.0);
-    let first_fault = w.faults.iter().find(|f| f.start <= end);
+    let first_fault = b.faults.iter().find(|f| f.start <= end);
     let (new_primary, promoted) = match first_fault {
-        _ if !w.failover_enabled() => (0.0, false),
+        _ if !b.p.failover.enabled => (0.0, false),
         None => (0.0, false),
-        Some(f) => match w
-            .failovers
+        Some(f) => match b
+            .failover
+            .recs
             .iter()
             .find(|r| r.recorded != SimTime::MAX && r.started >= f.start && r.recorded <= end)
         {
@@ -99,8 +120,12 @@ pub fn values(w: &SitePollerWorld, end: SimTime, events: u64) -> SitePollerMetri
             None => (end.since(f.start).as_secs_f64(), false),
         },
     };
-    let mean_period = if w.poll_count > 1 {
-        w.last_start.since(w.first_start).as_secs_f64() / (w.poll_count - 1) as f64
+    let mean_period = if b.history.poll_count > 1 {
+        b.history
+            .last_start
+            .since(b.history.first_start)
+            .as_secs_f64()
+            / (b.history.poll_count - 1) as f64
     } else {
         0.0
     };
@@ -110,7 +135,7 @@ pub fn values(w: &SitePollerWorld, end: SimTime, events: u64) -> SitePollerMetri
         detect_max_s: delays.iter().copied().fold(0.0, f64::max),
         undetected_faults: undetected as f64,
         all_detected: (undetected == 0) as u8 as f64,
-        transitions: w.transitions.len() as f64,
+        transitions: b.history.transitions.len() as f64,
         false_unreachable: false_u as f64,
         any_false_unreachable: (false_u > 0) as u8 as f64,
         false_unreachable_per_h: if span > 0.0 {
@@ -120,16 +145,16 @@ pub fn values(w: &SitePollerWorld, end: SimTime, events: u64) -> SitePollerMetri
         },
         recovery_s: recovery,
         probes_per_s: if span > 0.0 {
-            w.probe_count as f64 / span
+            b.history.probe_count as f64 / span
         } else {
             0.0
         },
-        polls: w.poll_count as f64,
+        polls: b.history.poll_count as f64,
         mean_period_s: mean_period,
-        max_period_s: w.max_period.as_secs_f64(),
+        max_period_s: b.history.max_period.as_secs_f64(),
         new_primary_s: new_primary,
         promoted: promoted as u8 as f64,
-        failovers_blocked: w.failovers_blocked as f64,
+        failovers_blocked: b.failover.blocked as f64,
         handled_events: events as f64,
         already_believed: detectable.iter().filter(|f| f.already_believed).count() as f64,
     }
@@ -152,16 +177,11 @@ const FULL_POLLS: u64 = 200;
 
 /// The readable account `vtsim replay` prints: every Poll (the first 200 in full, later ones
 /// when a transition or fault is near), probe results, transitions, faults and promotions.
-pub fn timeline(
-    w: &SitePollerWorld,
-    p: &SitePollerParams,
-    metrics: &[f64],
-    digest: &str,
-    end: SimTime,
-) -> String {
-    let name = |i: u16| w.sites[i as usize].name.as_str();
+pub fn timeline(b: &Books<'_>, metrics: &[f64], digest: &str, end: SimTime) -> String {
+    let p = b.p;
+    let name = |i: u16| p.sites[i as usize].name.as_str();
     let mut lines: Vec<(SimTime, u8, String)> = Vec::new();
-    for f in &w.faults {
+    for f in b.faults {
         if f.start <= end {
             lines.push((
                 f.start,
@@ -182,8 +202,8 @@ pub fn timeline(
             ));
         }
     }
-    let busy: Vec<u64> = w.transitions.iter().map(|t| t.poll).collect();
-    for pr in &w.polls {
+    let busy: Vec<u64> = b.history.transitions.iter().map(|t| t.poll).collect();
+    for pr in &b.history.polls {
         let near = busy.iter().any(|&q| q + 1 >= pr.seq && q <= pr.seq + 1);
         if pr.seq > FULL_POLLS && !near {
             continue;
@@ -193,7 +213,7 @@ pub fn timeline(
             let _ = write!(
                 s,
                 "{} {} {} -> {} | ",
-                w.sites[i].name,
+                b.p.sites[i].name,
                 res(*r),
                 ms(*lat),
                 pr.states[i].as_str()
@@ -208,7 +228,7 @@ pub fn timeline(
         );
         lines.push((pr.start, 1, s));
     }
-    for t in &w.transitions {
+    for t in &b.history.transitions {
         lines.push((
             t.at,
             2,
@@ -228,7 +248,7 @@ pub fn timeline(
             ),
         ));
     }
-    for r in &w.failovers {
+    for r in &b.failover.recs {
         let msg = if r.recorded == SimTime::MAX {
             format!("FAILOVER promoting {} failed", name(r.candidate))
         } else {
@@ -245,7 +265,7 @@ pub fn timeline(
     let _ = writeln!(
         out,
         "site poller: {} sites, interval {}, failure {}, recovery {}, driver {:?}, horizon {}",
-        w.sites.len(),
+        b.p.sites.len(),
         p.poller.poll_interval,
         p.poller.failure_threshold,
         p.poller.recovery_threshold,
@@ -256,7 +276,7 @@ pub fn timeline(
         let _ = writeln!(out, "{:>10.3} s  {l}", t.as_secs_f64());
     }
     let _ = writeln!(out, "\nfaults:");
-    for (i, f) in w.faults.iter().enumerate() {
+    for (i, f) in b.faults.iter().enumerate() {
         if f.start > end {
             let _ = writeln!(out, "  #{i} {} {:?}: not started", name(f.site), f.kind);
             continue;
@@ -288,16 +308,16 @@ pub fn timeline(
 }
 
 /// `transitions.csv`: one row per state transition.
-pub fn transitions_csv(w: &SitePollerWorld) -> String {
+pub fn transitions_csv(b: &Books<'_>) -> String {
     let mut s =
         String::from("time_s,poll,site,from,to,fail_count,recovery_count,false_unreachable\n");
-    for t in &w.transitions {
+    for t in &b.history.transitions {
         let _ = writeln!(
             s,
             "{:.9},{},{},{},{},{},{},{}",
             t.at.as_secs_f64(),
             t.poll,
-            w.sites[t.site as usize].name,
+            b.p.sites[t.site as usize].name,
             t.from.as_str(),
             t.to.as_str(),
             t.fail_count,
@@ -309,14 +329,14 @@ pub fn transitions_csv(w: &SitePollerWorld) -> String {
 }
 
 /// `polls.csv`: one row per Poll, with each site's probe result, latency and state.
-pub fn polls_csv(w: &SitePollerWorld) -> String {
+pub fn polls_csv(b: &Books<'_>) -> String {
     let mut s = String::from("poll,start_s,probes_done_s,end_s,next_interval_s");
-    for site in &w.sites {
+    for site in &b.p.sites {
         let n = &site.name;
         let _ = write!(s, ",{n}_result,{n}_latency_ms,{n}_state");
     }
     s.push('\n');
-    for p in &w.polls {
+    for p in &b.history.polls {
         let _ = write!(
             s,
             "{},{:.9},{:.9},{:.9},{:.3}",

@@ -1,6 +1,7 @@
-//! The site-poller world: the sites' truth, the operator's trackers, and the poll loop with
-//! its two drivers. Its events are in [`super::event`], the scripted faults in
-//! [`super::faults`], the failover layer in [`super::failover`].
+//! The site-poller world: the sites ([`super::site`]), the scripted faults
+//! ([`super::faults`]), the failover layer ([`super::failover`]) and the loop's books
+//! ([`super::history`]), composed; the poll loop with its two drivers; the dispatch of its
+//! events ([`super::event`]).
 //!
 //! One Poll (`TopologyManager.Poll`, ShipStream/bloodraven `internal/controller/topology.go`
 //! `TopologyManager.Poll`) is three events:
@@ -14,107 +15,25 @@
 //! - `PollEnd`: the next interval (`adaptivePollInterval`) and the next start (driver).
 
 pub use super::event::Event;
-pub use super::faults::{Down, FaultRec};
-pub use super::failover::FailoverRec;
-use super::params::{Answer, FaultKind, FaultPhase, LoopDriver, Role, SitePollerParams};
+use super::failover::Failover;
+use super::faults::Faults;
+use super::history::{History, PollRec, TransitionRec};
+use super::params::{Answer, FaultPhase, LoopDriver, Role, SitePollerParams};
+use super::site::{Down, Site};
 use super::tracker::{Backoff, ProbeResult, SiteState, SiteTracker, Thresholds};
-use crate::sim::rng::{stream, uniform, uniform01, LazyRng};
-use crate::sim::{
-    Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, TraceRecord, World,
-};
-
-/// One site: its truth and the operator's tracker of it.
-pub struct Site {
-    /// Name.
-    pub(crate) name: String,
-    /// `role == primary-candidate`.
-    pub(crate) promotable: bool,
-    /// What it answers when reachable.
-    pub(crate) answer: Answer,
-    /// Why it does not answer, if it does not.
-    pub(crate) down: Option<Down>,
-    /// Current per-probe transient failure probability.
-    pub(crate) flaky_p: f64,
-    /// The operator's `siteTracker`.
-    pub(crate) tracker: SiteTracker,
-    /// Its stream (`"site"`, index): probe latencies, flaky draws, extra-query latencies.
-    pub(crate) rng: SimRng,
-    /// This Poll's probe result.
-    pub(crate) result: ProbeResult,
-    /// This Poll's probe error was a transient (flaky) one on an answering site.
-    pub(crate) flaky_error: bool,
-    /// This Poll's probe latency.
-    pub(crate) latency: SimDuration,
-}
-
-/// A state transition the operator logged (`state transition` site, from, to).
-#[derive(Clone, Copy, Debug)]
-pub struct TransitionRec {
-    /// When (`ProbesDone` of the Poll).
-    pub(crate) at: SimTime,
-    /// Site index.
-    pub site: u16,
-    /// Previous state.
-    pub from: SiteState,
-    /// New state.
-    pub to: SiteState,
-    /// The Poll's sequence number (1 = the first Poll).
-    pub(crate) poll: u64,
-    /// Counters after the Poll.
-    pub(crate) fail_count: u32,
-    /// Counters after the Poll.
-    pub(crate) recovery_count: u32,
-    /// A transition to Unreachable caused by a transient error on an answering site.
-    pub(crate) false_unreachable: bool,
-}
-
-/// One Poll, kept when the world logs polls.
-#[derive(Clone, Debug)]
-pub struct PollRec {
-    /// Sequence number (1 = first).
-    pub seq: u64,
-    /// Start.
-    pub start: SimTime,
-    /// The slowest probe returned.
-    pub probes_done: SimTime,
-    /// The Poll returned.
-    pub end: SimTime,
-    /// Per site: probe result and latency.
-    pub results: Vec<(ProbeResult, SimDuration)>,
-    /// Per site: state after the Poll.
-    pub states: Vec<SiteState>,
-    /// The interval computed after the Poll.
-    pub next_interval: SimDuration,
-}
+use crate::sim::rng::{stream, uniform, uniform01};
+use crate::sim::{Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, TraceRecord, World};
 
 /// The world.
 pub struct SitePollerWorld {
     /// The sites, in declared order.
     pub(crate) sites: Vec<Site>,
     /// The faults, in file order.
-    pub(crate) faults: Vec<FaultRec>,
-    /// Every state transition.
-    pub(crate) transitions: Vec<TransitionRec>,
-    /// Every Poll (only when `log_polls`).
-    pub(crate) polls: Vec<PollRec>,
-    /// Keep [`Self::polls`].
-    pub(crate) log_polls: bool,
-    /// Every promotion attempt.
-    pub(crate) failovers: Vec<FailoverRec>,
-    /// Promotions the cooldown blocked.
-    pub(crate) failovers_blocked: u64,
-    /// Polls that found more than one writable primary-candidate.
-    pub(crate) split_brain_polls: u64,
-    /// Polls started.
-    pub(crate) poll_count: u64,
-    /// Probes sent.
-    pub(crate) probe_count: u64,
-    /// Longest start-to-start period.
-    pub(crate) max_period: SimDuration,
-    /// First and latest Poll start.
-    pub(crate) first_start: SimTime,
-    /// Latest Poll start.
-    pub(crate) last_start: SimTime,
+    pub(crate) faults: Faults,
+    /// The failover layer.
+    pub(crate) failover: Failover,
+    /// The loop's transitions, Polls and counters.
+    pub(crate) history: History,
     /// The latest full start-to-start period.
     pub(super) last_period: SimDuration,
     /// When this Poll's slowest probe returned.
@@ -127,18 +46,8 @@ pub struct SitePollerWorld {
     pub(super) tick_origin: SimTime,
     /// The ticker's period, reset when the interval changes.
     pub(super) tick_period: SimDuration,
-    /// When the latest promotion was recorded (the cooldown runs from it).
-    pub(super) last_failover: Option<SimTime>,
-    /// The site the latest promotion made primary.
-    pub(super) last_target: Option<u16>,
     /// The poller's stream (`"poller"`): the other serial extras.
     pub(super) poller_rng: SimRng,
-    /// The failover layer's stream (`"failover"`): step latencies, failures; lazy, since
-    /// most runs never promote.
-    pub(super) failover_rng: LazyRng,
-    /// One stream per fault (`"fault"`, index): where in the poll period it starts and
-    /// ends; lazy, since an `Exact` fault draws nothing.
-    pub(super) fault_rngs: Vec<LazyRng>,
     /// The parameters.
     pub(super) p: SitePollerParams,
     /// `computeState`'s thresholds.
@@ -172,63 +81,19 @@ impl SitePollerWorld {
                 latency: SimDuration::ZERO,
             })
             .collect();
-        let faults: Vec<FaultRec> = p
-            .faults
-            .iter()
-            .map(|f| FaultRec {
-                site: p.site_index(&f.site).expect("validated") as u16,
-                kind: f.kind,
-                nominal: SimTime::ZERO + f.at,
-                start: SimTime::MAX,
-                end: SimTime::MAX,
-                duration: f.duration,
-                expect: match f.kind {
-                    FaultKind::Refused | FaultKind::Dark | FaultKind::Hang => {
-                        Some(SiteState::Unreachable)
-                    }
-                    FaultKind::ReadOnlyFlip => Some(SiteState::ReadOnly),
-                    FaultKind::WritableFlip => Some(SiteState::Writable),
-                    FaultKind::Flaky { .. } => None,
-                },
-                detected: SimTime::MAX,
-                already_believed: false,
-                start_poll: 0,
-                phase: f.phase,
-                back_to: None,
-                recovered: SimTime::MAX,
-                saved_answer: Answer::ReadOnly,
-                saved_down: None,
-                saved_flaky: 0.0,
-            })
-            .collect();
         let start = SimTime::ZERO + p.poller.start;
         let world = SitePollerWorld {
             sites,
-            faults,
-            transitions: Vec::new(),
-            polls: Vec::new(),
-            log_polls,
-            failovers: Vec::new(),
-            failovers_blocked: 0,
-            split_brain_polls: 0,
-            poll_count: 0,
-            probe_count: 0,
-            max_period: SimDuration::ZERO,
-            first_start: start,
-            last_start: start,
+            faults: Faults::new(p, seed),
+            failover: Failover::new(seed),
+            history: History::new(start, log_polls),
             last_period: p.poller.poll_interval,
             probes_done_at: start,
             next_start: Some(start),
             cur_results: Vec::new(),
             tick_origin: start,
             tick_period: p.poller.poll_interval,
-            last_failover: None,
-            last_target: None,
             poller_rng: stream(seed, "poller", 0),
-            failover_rng: LazyRng::new(seed, "failover", 0),
-            fault_rngs: (0..p.faults.len())
-                .map(|i| LazyRng::new(seed, "fault", i as u32))
-                .collect(),
             th: Thresholds {
                 failure: p.poller.failure_threshold,
                 recovery: p.poller.recovery_threshold,
@@ -249,7 +114,7 @@ impl SitePollerWorld {
             match f.phase {
                 FaultPhase::Exact => sim.schedule(at, Event::FaultStart(i as u16)),
                 FaultPhase::Uniform { window } => {
-                    let u = uniform(sim.world.fault_rngs[i].get(), 0.0, window.as_secs_f64());
+                    let u = uniform(sim.world.faults.rng(i), 0.0, window.as_secs_f64());
                     sim.schedule(
                         at + SimDuration::from_secs_f64(u),
                         Event::FaultStart(i as u16),
@@ -270,30 +135,16 @@ impl SitePollerWorld {
             .unwrap_or(0)
     }
 
-    /// Latency of one query to site `i` given its truth now (an extra, a fence, a GTID read).
-    pub(super) fn query_latency(&mut self, i: usize) -> SimDuration {
-        let pr = &self.p.probes;
-        let s = &mut self.sites[i];
-        match s.down {
-            Some(Down::Refused) => pr.refused_latency.sample(&mut s.rng),
-            Some(Down::Dark) => pr.driver_timeout.min(pr.probe_timeout),
-            Some(Down::Hang) => pr.probe_timeout,
-            None => pr
-                .answer_latency
-                .sample(&mut s.rng)
-                .min(pr.driver_timeout.min(pr.probe_timeout)),
-        }
-    }
-
     fn poll_start(&mut self, now: SimTime, s: &mut Scheduler<Event>) {
         self.next_start = None;
-        if self.poll_count > 0 {
-            let period = now.since(self.last_start);
+        let h = &mut self.history;
+        if h.poll_count > 0 {
+            let period = now.since(h.last_start);
             self.last_period = period;
-            self.max_period = self.max_period.max(period);
+            h.max_period = h.max_period.max(period);
         }
-        self.poll_count += 1;
-        self.last_start = now;
+        h.poll_count += 1;
+        h.last_start = now;
         let pr = &self.p.probes;
         // A probe fails at whichever deadline comes first: the driver's `statusNetTimeout` or
         // the 5 s context (ShipStream/bloodraven `internal/mysql/checker.go` (`statusNetTimeout`)).
@@ -353,7 +204,7 @@ impl SitePollerWorld {
                 b: 0,
             });
         }
-        self.probe_count += self.sites.len() as u64;
+        self.history.probe_count += self.sites.len() as u64;
         s.after(slowest, Event::ProbesDone);
     }
 
@@ -365,42 +216,37 @@ impl SitePollerWorld {
             let (from, to) = site.tracker.observe(site.result, self.th);
             if from != to {
                 any_transition = true;
-                self.transitions.push(TransitionRec {
+                self.history.transitions.push(TransitionRec {
                     at: now,
                     site: i as u16,
                     from,
                     to,
-                    poll: self.poll_count,
+                    poll: self.history.poll_count,
                     fail_count: site.tracker.fail_count,
                     recovery_count: site.tracker.recovery_count,
                     false_unreachable: to == SiteState::Unreachable && site.flaky_error,
                 });
-                self.on_state(i, to, now);
+                self.faults.on_state(i, to, now);
             }
         }
         // Detections: this Poll started after the fault (its probes saw it) and before its end.
-        for f in &mut self.faults {
-            if f.detected == SimTime::MAX
-                && f.start_poll < self.poll_count
-                && f.start <= self.last_start
-                && self.last_start < f.end
-                && f.expect == Some(self.sites[f.site as usize].tracker.state)
-            {
-                f.detected = now;
-            }
-        }
-        if self.log_polls {
+        let h = &self.history;
+        self.faults
+            .detect(now, h.poll_count, h.last_start, &self.sites);
+        if self.history.log_polls {
             self.cur_results = self.sites.iter().map(|s| (s.result, s.latency)).collect();
         }
         let mut t = now;
         if self.p.failover.enabled && (any_transition || self.p.failover.retry_every_poll) {
-            t = self.cross_site(t, s);
+            t = self
+                .failover
+                .cross_site(&self.p.failover, &self.p.probes, &mut self.sites, t, s);
         }
         // Serial extras, in Poll order.
         if self.p.probes.fence_non_promotable {
             for i in 0..self.sites.len() {
                 if !self.sites[i].promotable && self.sites[i].tracker.state == SiteState::Writable {
-                    t += self.query_latency(i);
+                    t += self.sites[i].query_latency(&self.p.probes);
                     if self.sites[i].down.is_none() {
                         s.at(
                             t,
@@ -416,7 +262,7 @@ impl SitePollerWorld {
         if self.p.probes.replica_status_extra {
             for i in 0..self.sites.len() {
                 if self.sites[i].tracker.state == SiteState::ReadOnly {
-                    t += self.query_latency(i);
+                    t += self.sites[i].query_latency(&self.p.probes);
                 }
             }
         }
@@ -435,7 +281,7 @@ impl SitePollerWorld {
                     now + interval
                 } else {
                     let d = self.tick_period.0;
-                    let k = (self.last_start.0 - self.tick_origin.0) / d;
+                    let k = (self.history.last_start.0 - self.tick_origin.0) / d;
                     let nb = SimTime(
                         self.tick_origin
                             .0
@@ -449,10 +295,11 @@ impl SitePollerWorld {
                 }
             }
         };
-        if self.log_polls {
-            self.polls.push(PollRec {
-                seq: self.poll_count,
-                start: self.last_start,
+        let h = &mut self.history;
+        if h.log_polls {
+            h.polls.push(PollRec {
+                seq: h.poll_count,
+                start: h.last_start,
                 probes_done: self.probes_done_at,
                 end: now,
                 results: std::mem::take(&mut self.cur_results),
@@ -464,19 +311,15 @@ impl SitePollerWorld {
         s.at(next, Event::PollStart);
     }
 
-    /// Site `i` entered `to` at `now`: detections and recoveries.
-    fn on_state(&mut self, i: usize, to: SiteState, now: SimTime) {
-        for f in &mut self.faults {
-            if f.site as usize != i || f.start > now {
-                continue;
-            }
-            if f.end <= now && f.recovered == SimTime::MAX && f.back_to == Some(to) {
-                f.recovered = now;
-            }
+    /// The current poll period: this Poll's start to the next one's when it is known, else the
+    /// most recent full period.
+    fn current_period(&self) -> SimDuration {
+        match self.next_start {
+            Some(n) if self.history.poll_count > 0 => n.since(self.history.last_start),
+            _ => self.last_period,
         }
     }
 }
-
 
 impl World for SitePollerWorld {
     type Event = Event;
@@ -485,10 +328,20 @@ impl World for SitePollerWorld {
             Event::PollStart => self.poll_start(now, s),
             Event::ProbesDone => self.probes_done(now, s),
             Event::PollEnd => self.poll_end(now, s),
-            Event::FaultDue(i) => self.fault_due(i as usize, now, s),
-            Event::FaultStart(i) => self.fault_start(i as usize, now, s),
-            Event::FaultEndDue(i) => self.fault_end_due(i as usize, now, s),
-            Event::FaultEnd(i) => self.fault_end(i as usize, now),
+            Event::FaultDue(i) => {
+                let period = self.current_period();
+                self.faults.due(i as usize, now, period, s)
+            }
+            Event::FaultStart(i) => {
+                let polls = self.history.poll_count;
+                self.faults
+                    .start(i as usize, now, &mut self.sites, polls, s)
+            }
+            Event::FaultEndDue(i) => {
+                let period = self.current_period();
+                self.faults.end_due(i as usize, now, period, s)
+            }
+            Event::FaultEnd(i) => self.faults.end(i as usize, now, &mut self.sites),
             Event::SetAnswer { site, writable } => {
                 self.sites[site as usize].answer = if writable {
                     Answer::Writable
