@@ -14,6 +14,7 @@ pub mod infer;
 pub mod names;
 pub mod parse;
 pub mod report;
+pub mod totals;
 
 use crate::experiment::ModelFile;
 use crate::model::WorldSpec;
