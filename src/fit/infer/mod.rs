@@ -31,22 +31,24 @@
 //! [`fit`] runs these in order, each a function over explicit inputs, in a file named for what
 //! it infers (every stage may add warnings, in this order):
 //!
-//! | stage | reads | infers |
+//! | stage (file) | reads | infers |
 //! |---|---|---|
-//! | `evidence::gather`, `align_logs` | the parsed inputs | logs, events, pods by kind; one clock |
-//! | `roster::roster` | discovery lines | each tablet's shard, first host, first primary |
-//! | `cells::cells_of` | aliases, `--cells_to_watch`, vtgate names | cells; the vtgates' model order |
-//! | `polls::polls` | `Start`, `Adding`, `Removing`, `Reload` lines | poll and reload instants |
-//! | `refresh::refresh_interval` | poll gaps (or `--refresh-interval`) | T |
-//! | `kube::kube` | events and pods JSON | SIGTERM events, PRS candidates, Ready |
-//! | `drains::drains`, `Drains::new` | serving changes, SIGTERM events | restarts, PRS, time zero |
-//! | `health::first_health_delay`, `health_stream_delay` | `Adding` to response; event to line | the two delays |
-//! | `phase::grid` | polls, T, time zero | each vtgate's phase |
-//! | `timeline::timelines` | logs, grid, drains, Ready, cells | each restart's drain, down, publish, serve |
-//! | `layout::layout`, `durations` | roster, timelines, cells | tablets per shard; their durations |
-//! | `operator::operator` | layout, timelines, PRS, candidates | steps, PRS, replica order |
-//! | `model::model` | every stage above | the rollout parameters |
-//! | `bursts::bursts`, `read_rate` | error and `skipped` lines; the replay | bursts; the read rate |
+//! | `gather`, `align_logs` (evidence) | the parsed inputs | inputs by kind; one clock |
+//! | `roster` | discovery lines | each tablet's shard, first host, primary |
+//! | `cells_of` (cells) | aliases, `--cells_to_watch`, names | cells; vtgates' model order |
+//! | `polls` | `Start`, `Adding`, `Removing`, `Reload` | poll and reload instants |
+//! | `refresh_interval` (refresh) | poll gaps, `--refresh-interval` | T |
+//! | `kube` | events and pods JSON | SIGTERM events, PRS candidates, Ready |
+//! | `serving_changes`, `drains` (drains) | serving changes, SIGTERM events | restarts, PRS |
+//! | `first_health_delay` (health) | `Adding` → first response | `first_health_delay` |
+//! | `health_stream_delay` (health) | SIGTERM event → first line | `health_stream_delay` |
+//! | `Drains::new` (drains) | restarts, `health_stream_delay` | drain order, time zero |
+//! | `grid` (phase) | polls, T, time zero | each vtgate's phase |
+//! | `timelines` (timeline) | logs, grid, drains, Ready, cells | drain, down, publish, serve |
+//! | `layout`, `durations` (layout) | roster, timelines, cells | tablets per shard; durations |
+//! | `operator` | layout, timelines, PRS, candidates | steps, PRS, replica order |
+//! | `model` | the stages above | the rollout parameters |
+//! | `bursts`, `read_rate` (bursts) | error and `skipped` lines; a replay | bursts; the read rate |
 //!
 //! Without a vtgate log, the short form alone is fitted by `short::fit_short`.
 
