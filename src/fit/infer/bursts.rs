@@ -1,4 +1,4 @@
-//! Stage 13, the bursts and the read rate: each vtgate's error lines grouped into bursts
+//! The bursts and the read rate: each vtgate's error lines grouped into bursts
 //! (throttled 5 s), and the replica read rate that gives the fitted replay as many errors.
 
 use super::BurstFit;

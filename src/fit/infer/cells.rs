@@ -1,4 +1,4 @@
-//! Stage 2, the cells: the cells of the tablets and of the vtgates' `--cells_to_watch`, each
+//! The cells: the cells of the tablets and of the vtgates' `--cells_to_watch`, each
 //! vtgate's own cell, what it watches and which cell its shard reload reads; and the model's
 //! `cells` from them.
 

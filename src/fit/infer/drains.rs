@@ -1,4 +1,4 @@
-//! Stage 6, the drains: each restarted tablet's SIGTERM (the `Deleted Pod` event, else its
+//! The drains: each restarted tablet's SIGTERM (the `Deleted Pod` event, else its
 //! first serving `true => false` line on its old host), the primary's PRS from its serving
 //! changes, and the fit's time zero.
 

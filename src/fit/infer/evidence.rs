@@ -1,4 +1,4 @@
-//! Stage 0, the evidence: the parsed inputs sorted by kind (vtgate logs, short-form lines,
+//! The evidence: the parsed inputs sorted by kind (vtgate logs, short-form lines,
 //! events, pods), each described in one line, and the vtgate logs put on one clock.
 
 use crate::fit::names::{self, NS};

@@ -1,4 +1,4 @@
-//! Stage 7, the health delays: `first_health_delay` (a new record's first health response)
+//! The health delays: `first_health_delay` (a new record's first health response)
 //! and `health_stream_delay` (a SIGTERM reaching the vtgates), each with whether the inputs
 //! bound it.
 

@@ -1,4 +1,4 @@
-//! Stage 5, the Kubernetes evidence: what the events JSON says about SIGTERMs and PRS
+//! The Kubernetes evidence: what the events JSON says about SIGTERMs and PRS
 //! candidates, and what the pods JSON says about Ready.
 
 use crate::fit::parse::{self, pod_uid, Event, Pod};

@@ -1,4 +1,4 @@
-//! Stage 10, the layout: the model's tablets per shard (the original primary, then replicas
+//! The layout: the model's tablets per shard (the original primary, then replicas
 //! in restart order, then replicas never restarted; cell by cell when there are cells), and
 //! each model tablet's durations.
 

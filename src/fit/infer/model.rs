@@ -1,4 +1,4 @@
-//! Stage 12, the model: the rollout parameters that replay the fitted instants exactly (the
+//! The model: the rollout parameters that replay the fitted instants exactly (the
 //! durations `Observed` samples drawn in order, the phases `Explicit`, every other delay
 //! fixed).
 

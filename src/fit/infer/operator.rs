@@ -1,4 +1,4 @@
-//! Stage 11, the operator: each shard's restart order, the step before each release (after
+//! The operator: each shard's restart order, the step before each release (after
 //! the previous tablet served plus the Available gate), the PRS and its candidate (the
 //! method's step 4, in [`super`]).
 

@@ -1,4 +1,4 @@
-//! Stage 8, the poll grid: each vtgate's phase, its poll instants' most common residue modulo
+//! The poll grid: each vtgate's phase, its poll instants' most common residue modulo
 //! the refresh interval (to 1 ms) since the fit's time zero.
 
 use super::mode;

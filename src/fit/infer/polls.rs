@@ -1,4 +1,4 @@
-//! Stage 3, the topology reads: each vtgate's poll instants (its start-up line and every
+//! The topology reads: each vtgate's poll instants (its start-up line and every
 //! record change it logged) and its shard reloads after a PRS, kept apart.
 
 use crate::fit::parse::{Said, VtgateLog};

@@ -1,4 +1,4 @@
-//! Stage 4, the refresh interval: vtgate's `--tablet_refresh_interval` T, given or estimated
+//! The refresh interval: vtgate's `--tablet_refresh_interval` T, given or estimated
 //! from the gaps between each vtgate's polls.
 
 use super::polls::Polls;

@@ -1,4 +1,4 @@
-//! Stage 1, the roster: every tablet the vtgate logs name, its shard, the host it was first
+//! The roster: every tablet the vtgate logs name, its shard, the host it was first
 //! seen on and whether it was the primary then; and the shards.
 
 use super::FitResult;

@@ -1,4 +1,4 @@
-//! Stage 9, the timelines: each restarted tablet's SIGTERM, old pod gone, new address
+//! The timelines: each restarted tablet's SIGTERM, old pod gone, new address
 //! published and serving again, bounded by the vtgates' logs, the poll grid, the operator's
 //! next release and the pod's Ready (the method's step 3, in [`super`]).
 
