@@ -223,3 +223,46 @@ fn a_repeated_event_is_placed_at_its_occurrence_inside_the_logs() {
     assert!(report.contains("happened 2 times"), "{report}");
     assert!(report.contains("the last,"), "{report}");
 }
+
+/// The fit ends with the logged errors set against the fitted model's replay, per vtgate
+/// (issue 36, class 11): the multicell example's two shards replayed half its 9,789 errors
+/// when the fitted read rate forgot that a vtgate spreads its reads over the shards.
+#[test]
+fn the_fitted_replay_gives_the_logged_errors_per_vtgate() {
+    let (d, logs) = incident();
+    let (model, report) = fit(d.path(), &logs);
+    assert!(
+        report.contains("verdict: the replay gives the logged errors: 9789 logged"),
+        "{report}"
+    );
+    let total = report
+        .lines()
+        .find(|l| l.trim_start().starts_with("total "))
+        .unwrap();
+    let expected: f64 = total.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert!((expected - 9789.0).abs() < 1.0, "{total}");
+    // zone3's two vtgates hold nearly every error: each within its interval.
+    for g in ["vtgate-09-zone3", "vtgate-10-zone3"] {
+        let row = report
+            .lines()
+            .find(|l| l.contains(g) && l.contains('['))
+            .unwrap();
+        assert!(!row.contains("MISMATCH"), "{row}");
+    }
+    // Replaying the model file gives the same count, within its Poisson noise.
+    let f = d.path().join("fitted.ron");
+    std::fs::write(&f, &model).unwrap();
+    let o = vtsim_within(
+        d.path(),
+        &["replay", f.to_str().unwrap(), "--json"],
+        &[],
+        60,
+    );
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let errors = v["metrics"]["replica_read_errors"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{v}"));
+    // 9,789 expected: a 99.9 % Poisson interval is about +/- 3.3 sd = +/- 326.
+    assert!((errors - 9789.0).abs() < 326.0, "{errors}");
+}

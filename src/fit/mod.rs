@@ -170,7 +170,9 @@ pub fn run(
     // The model must load back exactly as written (and validate).
     crate::experiment::files::parse_model(out, &text)
         .map_err(|e| FitError::Output(format!("the fitted model does not load back: {e}")))?;
-    let (report_text, csv) = report::render(&fitted);
+    let (mut report_text, csv) = report::render(&fitted);
+    let check = totals::totals(&fitted);
+    report_text.push_str(&check.render());
     let stem = out.with_extension("");
     let txt = PathBuf::from(format!("{}.fit.txt", stem.display()));
     let csvp = PathBuf::from(format!("{}.fit.csv", stem.display()));
@@ -183,6 +185,8 @@ pub fn run(
         "{}.fit",
         stem.file_name().and_then(|s| s.to_str()).unwrap_or("model")
     );
+    std::fs::create_dir_all(dir)
+        .map_err(|e| FitError::Output(format!("{}: cannot create: {e}", dir.display())))?;
     report::draw_chart(&fitted, dir, &chart_stem)
         .map_err(|e| FitError::Output(format!("drawing the fit chart: {e:#}")))?;
     let mut written = vec![];

@@ -160,7 +160,9 @@ pub fn totals(f: &Fit) -> Totals {
         let expected: f64 = spans
             .iter()
             .map(|(a, b)| (b - a) as f64 / 1e9 * route_rate)
-            .sum();
+            .sum::<f64>()
+            // An empty sum is -0.0.
+            + 0.0;
         spans.sort_unstable();
         let mut bursts_replayed = 0;
         let mut end: Option<u64> = None;

@@ -47,12 +47,14 @@ pub(super) fn bursts(logs: &[VtgateLog], t0: i64) -> (Vec<BurstFit>, u64) {
     (bursts, total_errors)
 }
 
-/// Set `p`'s replica read rate: `total_errors` over the exposed vtgate-seconds of the fitted
-/// replay at 1 read/s (a lower bound when lines were throttled). No errors: the model default
-/// is kept (a warning).
+/// Set `p`'s replica read rate from `total_errors` (a lower bound when lines were
+/// throttled). An exposure is one (vtgate, shard) route without a serving replica, and a
+/// vtgate spreads its reads over the shards (each route gets `replica_read_rps / shards`,
+/// `src/model/rollout/world.rs` `read_rate_s`), so the rate per vtgate is the errors over the
+/// routes' exposed seconds, times the shards. (Before issue 36 the shards factor was missing
+/// and a two-shard incident replayed half its errors: 4,832 of the multicell example's 9,789.)
+/// No errors: the model default is kept (a warning).
 pub(super) fn read_rate(p: &mut RolloutParams, total_errors: u64, warnings: &mut Vec<String>) {
-    // Read rate: errors over exposed vtgate-seconds of the fitted replay (a lower bound when
-    // lines were throttled).
     if total_errors > 0 {
         p.workload.replica_read_rps = 1.0;
         if p.check().is_ok() {
@@ -63,7 +65,8 @@ pub(super) fn read_rate(p: &mut RolloutParams, total_errors: u64, warnings: &mut
                 .map(|e| e.end.since(e.start).as_secs_f64())
                 .sum();
             if exposed > 0.0 {
-                p.workload.replica_read_rps = total_errors as f64 / exposed;
+                p.workload.replica_read_rps =
+                    total_errors as f64 * f64::from(p.shards.max(1)) / exposed;
             }
         }
     } else {
