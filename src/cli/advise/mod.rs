@@ -49,6 +49,7 @@ pub fn run(a: AdviseArgs, matches: &clap::ArgMatches) -> Result<ExitCode> {
         json,
         exceeds,
         preset,
+        out,
     } = a;
     let fleet = preset.name.as_deref() == Some("fleet");
     let forms = [
@@ -151,6 +152,7 @@ pub fn run(a: AdviseArgs, matches: &clap::ArgMatches) -> Result<ExitCode> {
                 .iter()
                 .filter_map(|s| s.split_once('=').map(|(p, _)| p.trim().to_string()))
                 .collect(),
+            out,
         };
         return presets::advise_preset(&mf.name, &world, &preset, &shared, budget, json, &pool);
     }

@@ -32,6 +32,8 @@ pub struct Shared {
     pub target_risk: f64,
     pub gate: Option<String>,
     pub sets: Vec<String>,
+    /// `--out`: the folder the rollout-frontier and fleet presets write their charts to.
+    pub out: Option<PathBuf>,
 }
 
 /// `advise --preset NAME`: one of the preset questions, each a few engine searches.
@@ -82,7 +84,7 @@ pub fn advise_preset(
                     })
                 })
                 .map_err(bad)?;
-            let dir = p.out.clone().unwrap_or_else(|| PathBuf::from("advise-out"));
+            let dir = c.out.clone().unwrap_or_else(|| PathBuf::from("advise-out"));
             std::fs::create_dir_all(&dir)
                 .map_err(|e| bad(format!("--out {}: {e}", dir.display())))?;
             let runs: u64 = res.iter().map(|g| g.outcome.runs).sum();
@@ -181,7 +183,7 @@ pub fn advise_preset(
             let rows = pool.install(|| fl::run(world, &q, &mut say)).map_err(bad)?;
             let mut text = fl::render(model, world, &q, &rows);
             let mut pj = fl::preset_json(&q, &rows);
-            if let Some(dir) = &p.out {
+            if let Some(dir) = &c.out {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| bad(format!("--out {}: {e}", dir.display())))?;
                 let runs: u64 = rows.iter().map(|r| r.result.1.runs).sum();
