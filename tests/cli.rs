@@ -389,3 +389,24 @@ fn advise_help_groups_the_flags_by_form_and_its_examples_parse() {
     }
     assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "files left");
 }
+
+/// `vtsim --help` gives every subcommand a description of one short line.
+#[test]
+fn top_help_describes_every_subcommand_in_a_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let help = ok(tmp.path(), &["--help"]);
+    for cmd in [
+        "run", "fit", "replay", "diff", "merge", "validate", "advise", "bench",
+    ] {
+        let line = help
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(cmd))
+            .unwrap_or_else(|| panic!("no `{cmd}` in:\n{help}"));
+        let about = line.trim_start()[cmd.len()..].trim();
+        assert!(!about.is_empty(), "`{cmd}` has no description");
+        assert!(
+            line.chars().count() <= 110,
+            "`{cmd}`'s line is long: {line}"
+        );
+    }
+}

@@ -1,4 +1,6 @@
-//! The top-level parser: [`Cli`] and its subcommands, each holding its module's flags.
+//! The top-level parser: [`Cli`] and its subcommands, each holding its module's flags. Each
+//! subcommand's doc line is its one line in `vtsim --help`; the longer story is in its own
+//! help (`after_help` beside its flags).
 
 use super::advise::AdviseArgs;
 use super::bench::BenchArgs;
@@ -27,23 +29,17 @@ pub struct Cli {
 pub enum Cmd {
     /// Run a sweep: every (point, replicate) of EXPERIMENT, written to notebooks-out/<name>/.
     Run(RunArgs),
-    /// Fit a rollout model to an incident's logs: vtgate logs (glog or JSON, with or without
-    /// the kubectl --timestamps prefix), the short form `[t+44s] vtgate-02: replica-A false =>
-    /// true (REPLICA)`, kubectl events and pods JSON; files or folders (docs/fit.md). With
-    /// --cluster alone: a model of a VitessCluster's shape and vtgate flags.
+    /// Fit a rollout model to an incident's logs, or model a VitessCluster (--cluster alone).
     Fit(FitArgs),
     /// Run one replicate of a model and print its metrics and trace digest.
     Replay(ReplayArgs),
-    /// Compare two JSONL traces (`replay --trace`): print the first differing record with
-    /// the records before it; exit 1 if they differ, 0 if they are equal.
+    /// Compare two JSONL traces (`replay --trace`): exit 1 if they differ, 0 if they are equal.
     Diff(DiffArgs),
     /// Join the shard outputs of EXPERIMENT into the files of a single-machine run.
     Merge(MergeArgs),
     /// Parse and check a model or experiment file; write nothing.
     Validate(ValidateArgs),
-    /// The smallest (or largest) knob value whose metric clears a target at 95 %: any model
-    /// and knob (--knob), the rollout's refresh interval under a gate (--gate), or the
-    /// rollout's gate for a refresh interval (--refresh-interval). See docs/advise.md.
+    /// The smallest (or largest) knob value whose metric clears a target at 95 % (docs/advise.md).
     Advise(AdviseArgs),
     /// Measure the kernel (hold model vs a bare BinaryHeap) and sweep scaling.
     Bench(BenchArgs),

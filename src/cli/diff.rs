@@ -10,6 +10,9 @@ use vtsim::tracediff;
 
 /// The flags of `vtsim diff`.
 #[derive(clap::Args)]
+#[command(
+    after_help = "It prints the first differing record with the --context records before it."
+)]
 pub struct DiffArgs {
     /// The first trace.
     a: PathBuf,

@@ -5,8 +5,16 @@ use anyhow::Result;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// What `vtsim fit --help` says after the flags: the inputs it reads.
+const AFTER_HELP: &str = "\
+Inputs: vtgate logs (glog or JSON, with or without the kubectl --timestamps prefix), the short
+form `[t+44s] vtgate-02: replica-A false => true (REPLICA)`, kubectl events and pods JSON; files
+or folders (docs/fit.md). With --cluster alone: a model of a VitessCluster's shape and vtgate
+flags.";
+
 /// The flags of `vtsim fit`.
 #[derive(clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct FitArgs {
     /// Input files or folders (each file recognised by its content).
     #[arg(required_unless_present = "cluster")]
