@@ -302,3 +302,111 @@ fn validate_decides_by_the_struct_name() {
     .unwrap();
     assert!(ok(d, &["validate", "x.ron"]).starts_with("ok: experiment `x`"));
 }
+
+/// `advise --help` groups its flags under a heading per form and ends with an example of each
+/// form; every example names only flags the help lists, and parses: with `--threads 0` added it
+/// gets past clap and the form's own checks (the form, a flag it does not read) to the threads
+/// check, which refuses it before any run.
+#[test]
+fn advise_help_groups_the_flags_by_form_and_its_examples_parse() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let help = ok(d, &["advise", "--help"]);
+    for heading in [
+        "Options:",
+        "Rollout (--gate D or --refresh-interval D):",
+        "Any model and knob (--knob PATH --metric NAME --target X):",
+        "Presets (--preset NAME):",
+        "Preset rollout-frontier",
+        "Preset site-poller",
+        "Preset connpool",
+        "Preset proxysql",
+        "Preset fleet",
+        "Output:",
+        "Examples:",
+    ] {
+        assert!(
+            help.lines().any(|l| l.starts_with(heading)),
+            "no heading `{heading}` in:\n{help}"
+        );
+    }
+    let examples: Vec<&str> = help
+        .split("\nExamples:\n")
+        .nth(1)
+        .expect("an Examples section")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    for form in ["--gate", "--refresh-interval", "--knob"] {
+        assert!(
+            examples
+                .iter()
+                .any(|e| e.starts_with(&format!("vtsim advise {form} "))),
+            "no {form} example in {examples:?}"
+        );
+    }
+    for preset in [
+        "rollout-frontier",
+        "site-poller",
+        "connpool",
+        "proxysql",
+        "fleet",
+    ] {
+        assert!(
+            examples.iter().any(|e| e
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .windows(2)
+                .any(|w| w == ["--preset", preset])),
+            "no --preset {preset} example in {examples:?}"
+        );
+    }
+    for ex in &examples {
+        let args: Vec<&str> = ex
+            .strip_prefix("vtsim ")
+            .unwrap_or_else(|| panic!("`{ex}` is not a vtsim command"))
+            .split_whitespace()
+            .collect();
+        for flag in args.iter().filter(|a| a.starts_with("--")) {
+            assert!(
+                help.lines().any(|l| {
+                    let t = l.trim_start();
+                    t == *flag || t.starts_with(&format!("{flag} "))
+                }),
+                "{ex}: {flag} is not in the help"
+            );
+        }
+        let mut with = args.clone();
+        with.extend(["--threads", "0"]);
+        let o = vtsim_within(d, &with, &[], 60);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{ex}: {err}");
+        assert!(
+            err.starts_with("error: --threads 0: must be at least 1"),
+            "{ex}: {err}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "files left");
+}
+
+/// `vtsim --help` gives every subcommand a description of one short line.
+#[test]
+fn top_help_describes_every_subcommand_in_a_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let help = ok(tmp.path(), &["--help"]);
+    for cmd in [
+        "run", "fit", "replay", "diff", "merge", "validate", "advise", "bench",
+    ] {
+        let line = help
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(cmd))
+            .unwrap_or_else(|| panic!("no `{cmd}` in:\n{help}"));
+        let about = line.trim_start()[cmd.len()..].trim();
+        assert!(!about.is_empty(), "`{cmd}` has no description");
+        assert!(
+            line.chars().count() <= 110,
+            "`{cmd}`'s line is long: {line}"
+        );
+    }
+}
