@@ -266,3 +266,40 @@ fn the_fitted_replay_gives_the_logged_errors_per_vtgate() {
     // 9,789 expected: a 99.9 % Poisson interval is about +/- 3.3 sd = +/- 326.
     assert!((errors - 9789.0).abs() < 326.0, "{errors}");
 }
+
+/// Errors the fitted model cannot give (a vtgate that, in the model, never lost a route)
+/// fail the fit loudly: the report's verdict names the vtgate, and the exit code is 3.
+#[test]
+fn errors_the_replay_cannot_give_fail_the_fit_with_exit_3() {
+    let (d, logs) = incident();
+    let f = logs.join("vtgate-03-zone1.log");
+    let mut text = std::fs::read_to_string(&f).unwrap();
+    // Sixty error lines at 14:10, a minute when vtgate-03 had every route served.
+    for s in 0..60 {
+        text.push_str(&format!(
+            "I0718 14:10:{s:02}.000001       1 vtgate.go:812] Execute: target: commerce.-80.replica: no healthy tablet available for 'keyspace:\"commerce\" shard:\"-80\" tablet_type:REPLICA', request: map[]\n"
+        ));
+    }
+    std::fs::write(&f, text).unwrap();
+    let out = d.path().join("fitted.ron");
+    let o = vtsim_within(
+        d.path(),
+        &[
+            "fit",
+            logs.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+        60,
+    );
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(3), "{report}");
+    assert!(
+        report.contains("verdict: MISMATCH") && report.contains("vtgate-03-zone1 logged 60"),
+        "{report}"
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("exit 3"));
+    // The model and the report are written, to look at.
+    assert!(out.exists());
+}

@@ -84,12 +84,26 @@ pub fn run(args: FitArgs) -> Result<ExitCode> {
         ));
     };
     match vtsim::fit::run(&paths, &out, &opts) {
-        Ok((report, files)) => {
+        Ok((report, files, agree)) => {
             print!("{report}");
             for p in files {
                 println!("wrote   {}", p.display());
             }
-            Ok(ExitCode::SUCCESS)
+            if agree {
+                println!(
+                    "next:   vtsim replay {} --set operator.tablet_available_timeout=90s   # what if",
+                    out.display()
+                );
+                Ok(ExitCode::SUCCESS)
+            } else {
+                // The model and report are written (to look at); the exit code says the fit
+                // does not replay the incident (docs/fit.md, "Observed against replayed").
+                eprintln!(
+                    "vtsim: the fitted model does not replay the logged errors (the verdict \
+                     above names the vtgates); exit 3"
+                );
+                Ok(ExitCode::from(3))
+            }
         }
         Err(vtsim::fit::FitError::Input(m)) => Err(bad(m)),
         Err(e) => Err(anyhow::anyhow!("{e}")),

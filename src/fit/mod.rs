@@ -160,12 +160,13 @@ fn named(body: String) -> String {
 pub type RolloutFromCluster = cluster::ClusterFit;
 
 /// `vtsim fit`: fit `paths`, write the model to `out` and the report beside it
-/// (`<out stem>.fit.txt`, `.fit.csv`, `.fit.png` and `.fit.svg`); returns the report text and the files written.
+/// (`<out stem>.fit.txt`, `.fit.csv`, `.fit.png` and `.fit.svg`); returns the report text, the files written, and whether the replay gives the logged errors
+/// ([`totals`]: `vtsim fit` exits 3 when it does not).
 pub fn run(
     paths: &[PathBuf],
     out: &Path,
     opts: &FitOptions,
-) -> Result<(String, Vec<PathBuf>), FitError> {
+) -> Result<(String, Vec<PathBuf>, bool), FitError> {
     let (fitted, text) = fit_paths(paths, opts)?;
     // The model must load back exactly as written (and validate).
     crate::experiment::files::parse_model(out, &text)
@@ -202,5 +203,5 @@ pub fn run(
     for ext in ["png", "svg"] {
         written.push(PathBuf::from(format!("{}.fit.{ext}", stem.display())));
     }
-    Ok((report_text, written))
+    Ok((report_text, written, check.agree()))
 }
