@@ -5,8 +5,8 @@
 //! replay expects: the model's per-route read rate times the time each of the vtgate's routes
 //! had no serving replica. In a fitted replay the timeline is the incident's (explicit phases,
 //! observed durations in order), so the errors of a vtgate are Poisson with that mean, and the
-//! observed count must lie in its central interval. The intervals are taken at 1 − α/(vtgates
-//! + 1) each (Bonferroni over the vtgates and the total), α = 0.001, so a fit that agrees
+//! observed count must lie in its central interval. The intervals are taken at
+//! 1 − α/(vtgates + 1) each (Bonferroni over the vtgates and the total), α = 0.001, so a fit that agrees
 //! fails this check once in a thousand incidents. A count with throttled lines is a lower
 //! bound (the logger's last window may be unreported) and fails only above its interval.
 //!
