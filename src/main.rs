@@ -12,11 +12,10 @@ use vtsim::advise;
 use vtsim::experiment::error::{io_words, BadInput};
 use vtsim::experiment::files::{builtin_model, file_kind, model_source, FileKind};
 use vtsim::experiment::plan::load_plan;
-use vtsim::experiment::runner::{
-    check_threads, default_out, merge, run_plan, thread_pool, RunConfig,
-};
+use vtsim::experiment::runner::{check_threads, default_out, thread_pool, RunConfig};
 use vtsim::experiment::{load_model_arg, InputError};
 use vtsim::replay;
+use vtsim::report::{merge, run_plan};
 use vtsim::tracediff;
 
 #[derive(Parser)]

@@ -8,18 +8,18 @@ use crate::model::RunOptions;
 use std::path::Path;
 
 const X: &str = r#"Experiment(
-name: "x",
-model: "builtin:hold-fixture",
-seed: 7,
-replicates: 2,
-set: { "events": 200 },
-axes: [
-    Axis(param: "pending", values: [5, 50]),
-    Zip([
-        Axis(param: "mean_increment", values: ["1ms", "2ms", "3ms"]),
-        Axis(param: "late_after", values: ["1s", "2s", "3s"]),
-    ]),
-],
+    name: "x",
+    model: "builtin:hold-fixture",
+    seed: 7,
+    replicates: 2,
+    set: { "events": 200 },
+    axes: [
+        Axis(param: "pending", values: [5, 50]),
+        Zip([
+            Axis(param: "mean_increment", values: ["1ms", "2ms", "3ms"]),
+            Axis(param: "late_after", values: ["1s", "2s", "3s"]),
+        ]),
+    ],
 )"#;
 
 #[test]
