@@ -3,7 +3,9 @@
 
 use super::data::{ChartData, CurvePoint, LineStyle, MarkLine, MAX_CIRCLED_POINTS, PALETTE};
 use super::glyph::{diamond, diamond_ring, down_triangle};
-use super::legend::{dashed_legend, legend_column, legend_corner, legend_labels, Glyph, LEGEND_COLUMN};
+use super::legend::{
+    dashed_legend, legend_column, legend_corner, legend_labels, Glyph, LEGEND_COLUMN,
+};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 

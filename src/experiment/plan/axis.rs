@@ -109,7 +109,12 @@ pub(super) fn axis_at(text: &str, param: &str, nth: usize) -> Option<(usize, usi
     locate_nth_quoted_after(text, "axes", param, nth)
 }
 
-pub(super) fn axis_column(path: &Path, text: &str, axis: &Axis, nth: usize) -> Result<Column, InputError> {
+pub(super) fn axis_column(
+    path: &Path,
+    text: &str,
+    axis: &Axis,
+    nth: usize,
+) -> Result<Column, InputError> {
     let field = if axis.param.is_empty() {
         "param"
     } else {

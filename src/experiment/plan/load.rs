@@ -9,7 +9,9 @@ use super::{
     POINT_MEMORY_BUDGET,
 };
 use crate::experiment::error::{locate_field_after_quoted, locate_quoted_after, InputError};
-use crate::experiment::files::{parse_experiment, parse_model, read_text, resolve_model, Axis, Dimension};
+use crate::experiment::files::{
+    parse_experiment, parse_model, read_text, resolve_model, Axis, Dimension,
+};
 use crate::model::WorldSpec;
 use std::collections::HashSet;
 use std::path::Path;

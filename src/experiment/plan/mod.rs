@@ -23,19 +23,19 @@
 mod axis;
 mod load;
 mod overrides;
-mod text;
 #[cfg(test)]
 mod tests;
+mod text;
 
 pub use crate::io::label::duration_label;
 pub use load::{load_plan, plan_from_text};
 pub use overrides::{apply_override, with_overrides, OverrideError};
 pub use text::check_text;
 
-use axis::Column;
 use super::files::{ExperimentFile, ModelFile};
 use crate::model::{MetricDef, RunOptions, RunOutput, WorldSpec};
 use crate::sim::SimDuration;
+use axis::Column;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::path::PathBuf;

@@ -49,9 +49,8 @@ fn rebuilt_points_run_like_kept_ones() {
 
 #[test]
 fn ranges_count_before_they_build() {
-    let axis = |r: &str| -> Axis {
-        ron::from_str(&format!("(param: \"p\", range: Some({r}))")).unwrap()
-    };
+    let axis =
+        |r: &str| -> Axis { ron::from_str(&format!("(param: \"p\", range: Some({r}))")).unwrap() };
     let n = |r: &str| expand_range(&axis(r)).map(|v| v.len());
     assert_eq!(n("(from: 1, to: 10, step: 3)"), Ok(4));
     assert_eq!(n("(from: \"1s\", to: \"2s\", step: \"250ms\")"), Ok(5));
