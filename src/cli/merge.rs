@@ -4,7 +4,8 @@ use anyhow::Result;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use vtsim::experiment::plan::load_plan;
-use vtsim::experiment::runner::{default_out, merge};
+use vtsim::experiment::runner::default_out;
+use vtsim::report::merge;
 
 /// The flags of `vtsim merge`.
 #[derive(clap::Args)]

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 use vtsim::experiment::plan::load_plan;
-use vtsim::experiment::runner::{check_threads, default_out, run_plan, RunConfig};
+use vtsim::experiment::runner::{check_threads, default_out, RunConfig};
+use vtsim::report::run_plan;
 
 /// The flags of `vtsim run`.
 #[derive(clap::Args)]

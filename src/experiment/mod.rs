@@ -1,6 +1,7 @@
 //! Experiments: RON model and experiment files, sweep expansion, replicates, the parallel
 //! runner with shards and resume, and the outputs under `notebooks-out/<experiment>/`.
 
+pub mod accumulate;
 pub mod error;
 pub mod files;
 pub mod hooks;

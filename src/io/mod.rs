@@ -5,9 +5,11 @@
 //! surfaces as a bare "No such file or directory" or a debug dump. Also here: [`write_atomic`]
 //! (temporary file, fsync, rename), [`exchange`] (swap two directories atomically, for the
 //! staged output set) and [`LockFile`] (an advisory `flock` lock that a killed holder cannot
-//! leave behind). The CSV records vtsim writes and reads back are in [`csv`].
+//! leave behind). The CSV records vtsim writes and reads back are in [`csv`]; a duration's
+//! label (`90s`) is [`label::duration_label`].
 
 pub mod csv;
+pub mod label;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Read, Write};

@@ -2,12 +2,12 @@
 //! `runs.csv.partial` (fresh, or resumed from its verified complete rows).
 
 use super::RunConfig;
+use crate::experiment::accumulate::Outputs;
 use crate::experiment::layout::{runs_header, RowChecker, RowWriter};
 use crate::experiment::plan::Plan;
 use crate::io::csv::{csv_line, Next, Record, Records};
 use crate::io::{self, write_atomic, FileWriter};
 use crate::model::{RunOptions, RunOutput, SpecRunner};
-use crate::report::Outputs;
 use crate::sim::rng::replicate_seed;
 use anyhow::{anyhow, bail, Result};
 use rayon::prelude::*;

@@ -6,12 +6,12 @@ use super::lock::lock_out;
 use super::outdir::{recover, OutDir};
 use super::publish;
 use super::shard::{block_hash, shard_dir, ShardRecord, BLOCK_ROWS};
+use crate::experiment::accumulate::Outputs;
 use crate::experiment::hooks::test_wait_hook;
 use crate::experiment::layout::RowChecker;
 use crate::experiment::plan::Plan;
 use crate::io::csv::{Next, Record, Records};
 use crate::io::{self, FileWriter, IoError};
-use crate::report::Outputs;
 use anyhow::{anyhow, bail, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -160,10 +160,14 @@ pub(super) fn open_shard(
     })
 }
 
-/// Join the `n` shard outputs under `out/shards/` into `out/runs.csv` and finalise. Every row
-/// of every shard is checked (see the module doc) before the output set is swapped in; on
-/// any failure the previous outputs are untouched.
-pub fn merge(plan: &Plan, out: &Path) -> Result<()> {
+/// Join the `n` shard outputs under `out/shards/` into `out/runs.csv` and finalise (with
+/// `finalize`, as [`run_plan_with`](super::run_plan_with) does). Every row of every shard is
+/// checked (see the module doc) before the output set is swapped in; on any failure the
+/// previous outputs are untouched.
+pub fn merge_with<F>(plan: &Plan, out: &Path, finalize: F) -> Result<()>
+where
+    F: FnOnce(&Plan, &Path, Outputs) -> Result<()>,
+{
     let od = OutDir::resolve(out)?;
     let _lock = lock_out(&od, true)?;
     recover(&od)?;
@@ -203,7 +207,7 @@ pub fn merge(plan: &Plan, out: &Path) -> Result<()> {
     let mut shards = (1..=n)
         .map(|k| open_shard(plan, &od.path, k, n, &header))
         .collect::<Result<Vec<_>>>()?;
-    publish(plan, &od, |staging| {
+    let runs_of = |staging: &Path| {
         let runs = staging.join("runs.csv");
         let mut w = FileWriter::create(&runs)?;
         w.write_all(&header)?;
@@ -275,5 +279,6 @@ pub fn merge(plan: &Plan, out: &Path) -> Result<()> {
         }
         w.finish()?;
         Ok(acc)
-    })
+    };
+    publish(plan, &od, runs_of, finalize)
 }

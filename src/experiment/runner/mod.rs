@@ -14,7 +14,7 @@
 //!
 //! # What is verified
 //! The outputs (`points.csv`, `summary.json`, charts) are accumulated from the rows in job
-//! order as they are written or verified (`report::Outputs`), so a finished `runs.csv` is never
+//! order as they are written or verified ([`Outputs`]), so a finished `runs.csv` is never
 //! read back. Every row that is read (a partial file on `--resume`, a shard's `runs.csv` in
 //! `merge`) is parsed as a CSV record (a quoted
 //! label may hold commas, quotes or line breaks) and checked against the plan: its job is the
@@ -76,15 +76,15 @@ mod outdir;
 mod shard;
 
 pub use execute::{job_row, JobRunner};
-pub use merge::merge;
+pub use merge::merge_with;
 pub use outdir::{is_output_entry, OutDir};
 pub use shard::{shard_dir, ShardRecord, BLOCK_ROWS};
 
+use super::accumulate::Outputs;
 use super::plan::Plan;
 use crate::experiment::error::BadInput;
 use crate::experiment::hooks::test_wait_hook;
 use crate::io;
-use crate::report;
 use anyhow::{anyhow, Context, Result};
 use execute::{open_partial, simulate};
 use lock::lock_out;
@@ -178,15 +178,23 @@ pub struct RunSummary {
     pub finalize_s: f64,
 }
 
-/// Run a plan (or one shard of it) and, unless sharded, write every output.
-pub fn run_plan(plan: &Plan, cfg: &RunConfig) -> Result<RunSummary> {
+/// Run a plan (or one shard of it) and, unless sharded, write every output: `runs.csv`, and
+/// the rest from its rows by `finalize`, given the plan, the staging folder and the rows
+/// accumulated (a shard writes only its `runs.csv` and `shard.json`).
+pub fn run_plan_with<F>(plan: &Plan, cfg: &RunConfig, finalize: F) -> Result<RunSummary>
+where
+    F: FnOnce(&Plan, &Path, Outputs) -> Result<()>,
+{
     match cfg.shard {
         Some((k, n)) => run_shard(plan, cfg, k, n),
-        None => run_whole(plan, cfg),
+        None => run_whole(plan, cfg, finalize),
     }
 }
 
-fn run_whole(plan: &Plan, cfg: &RunConfig) -> Result<RunSummary> {
+fn run_whole<F>(plan: &Plan, cfg: &RunConfig, finalize: F) -> Result<RunSummary>
+where
+    F: FnOnce(&Plan, &Path, Outputs) -> Result<()>,
+{
     let od = OutDir::resolve(&cfg.out)?;
     let _lock = lock_out(&od, true)?;
     recover(&od)?;
@@ -196,17 +204,22 @@ fn run_whole(plan: &Plan, cfg: &RunConfig) -> Result<RunSummary> {
     let jobs = (0, 1, total);
     // The outputs are accumulated from the rows as they are verified (resumed) or written
     // (simulated), so runs.csv is not read back.
-    let mut acc = report::Outputs::new(plan);
+    let mut acc = Outputs::new(plan);
     let mut p = open_partial(plan, cfg, &od.path, jobs, Some(&mut acc))?;
     let (written, events, simulate_s) = simulate(plan, cfg, &mut p, jobs, Some(&mut acc))?;
     let done = p.done;
     p.w.finish()?;
     let t_fin = std::time::Instant::now();
     let partial = od.path.join("runs.csv.partial");
-    publish(plan, &od, |staging| {
-        io::link_or_copy(&partial, &staging.join("runs.csv"))?;
-        Ok(acc)
-    })
+    publish(
+        plan,
+        &od,
+        |staging| {
+            io::link_or_copy(&partial, &staging.join("runs.csv"))?;
+            Ok(acc)
+        },
+        finalize,
+    )
     .map_err(|e| {
         anyhow!(
             "{e:#}. The {} simulated rows are kept in {}: once the cause is fixed, run again \
@@ -226,16 +239,17 @@ fn run_whole(plan: &Plan, cfg: &RunConfig) -> Result<RunSummary> {
 }
 
 /// Stage a new output set (`runs` puts `runs.csv` into the staging folder and returns its
-/// rows accumulated), finalise it and swap it in; on failure the target is untouched and the
-/// staging folder is gone.
+/// rows accumulated), finalise it (`finalize` writes the rest from the rows) and swap it in;
+/// on failure the target is untouched and the staging folder is gone.
 pub(super) fn publish<'p>(
     plan: &'p Plan,
     od: &OutDir,
-    runs: impl FnOnce(&Path) -> Result<report::Outputs<'p>>,
+    runs: impl FnOnce(&Path) -> Result<Outputs<'p>>,
+    finalize: impl FnOnce(&'p Plan, &Path, Outputs<'p>) -> Result<()>,
 ) -> Result<()> {
     let staging = Staging::new(od)?;
     let sp = staging.path.clone();
-    let built = runs(&sp).and_then(|acc| report::finalize(plan, &sp, acc));
+    let built = runs(&sp).and_then(|acc| finalize(plan, &sp, acc));
     built.and_then(|()| staging.commit()).map_err(|e| {
         anyhow!(
             "building the outputs of {} in {}: {e:#}. The previous outputs are untouched",

@@ -7,7 +7,7 @@
 //! numbers across gates); this module keeps the checks of the form's flags, so that an
 //! out-of-bounds request is refused, naming the flag, before anything runs.
 
-use crate::experiment::plan::duration_label;
+use crate::io::label::duration_label;
 use crate::sim::SimDuration;
 use crate::stats::z_critical;
 

@@ -201,14 +201,28 @@ impl RolloutWorld {
 
 #[cfg(test)]
 mod tests {
-    use crate::experiment::files::builtin_model;
     use crate::model::rollout::{Phase, ReplicaOrder, RolloutParams, WorkloadMode};
     use crate::model::{RunOptions, WorldSpec};
     use crate::sim::rng::replicate_seed;
     use crate::sim::SimDuration;
+    use ron::extensions::Extensions;
 
+    /// The world of shipped model file `models/NAME.ron` (the file `build.rs` embeds as
+    /// `builtin:NAME`), read with the RON extensions model files are read with; the model
+    /// layer does not import the experiment layer's loader.
     fn builtin(name: &str) -> RolloutParams {
-        match builtin_model(name).world {
+        #[derive(serde::Deserialize)]
+        #[serde(rename = "Model")]
+        struct ModelFile {
+            world: WorldSpec,
+        }
+        let path = format!("{}/models/{name}.ron", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).expect("a shipped model file");
+        let file: ModelFile = ron::Options::default()
+            .with_default_extension(Extensions::IMPLICIT_SOME | Extensions::UNWRAP_VARIANT_NEWTYPES)
+            .from_str(&text)
+            .expect("shipped models parse");
+        match file.world {
             WorldSpec::Rollout(p) => p,
             _ => panic!("{name} is not a rollout model"),
         }
