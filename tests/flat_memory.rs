@@ -1,5 +1,5 @@
 //! Past 1024 replicates per point the report summarises each metric from a running sum, a
-//! running variance and a quantile sketch instead of holding the values (src/report.rs
+//! running variance and a quantile sketch instead of holding the values (src/report/
 //! `MetricAcc`): the means stay bit-identical to the exact ones, the sd within rounding, and
 //! p50/p90/p99 within the sketch's stated relative error (1e-3) of the exact nearest-rank
 //! values computed here from `runs.csv`; the maximum is exact.

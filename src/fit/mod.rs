@@ -11,6 +11,7 @@ mod cluster_api;
 pub mod emit;
 pub mod hygiene;
 pub mod infer;
+mod kubectl;
 pub mod names;
 pub mod parse;
 pub mod report;
