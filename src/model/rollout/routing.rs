@@ -135,6 +135,8 @@ pub(crate) struct Net<'a> {
     pub(crate) routes: &'a mut [Route],
     /// The workload, whose intervals a moved route closes.
     pub(crate) workload: &'a mut Workload,
+    /// Number of shards (the routes of a vtgate), kept here: every route index reads it.
+    pub(crate) shards: usize,
 }
 
 impl Net<'_> {
@@ -147,11 +149,6 @@ impl Net<'_> {
     #[inline]
     pub(crate) fn m(&self) -> usize {
         self.p.vtgates as usize
-    }
-    /// Number of shards.
-    #[inline]
-    pub(crate) fn shards(&self) -> usize {
-        self.p.shards as usize
     }
     /// Index of (vtgate g, tablet t) in `views`.
     #[inline]
@@ -226,7 +223,7 @@ impl Net<'_> {
     /// vtgate by vtgate (after a change of the tablet's own state), with the tablet's
     /// fields read once.
     pub(crate) fn recount_all(&mut self, now: SimTime, t: usize, s: &mut Scheduler<Event>) {
-        let (n, s_n) = (self.tablets.len(), self.shards());
+        let (n, s_n) = (self.tablets.len(), self.shards);
         let tab = &self.tablets[t];
         let (state, shard) = ((tab.serving, tab.addr, tab.primary), tab.shard as usize);
         for g in 0..self.m() {
@@ -256,7 +253,7 @@ impl Net<'_> {
         if now == was {
             return false;
         }
-        let idx = g * self.shards() + self.tablets[t].shard as usize;
+        let idx = g * self.shards + self.tablets[t].shard as usize;
         self.set_contrib(i, idx, was, now);
         true
     }
@@ -274,7 +271,7 @@ impl Net<'_> {
     /// equal to [`Self::route_scan`] (checked under debug assertions).
     #[inline]
     pub(crate) fn route_state(&self, g: usize, shard: usize) -> (u8, bool) {
-        let c = self.routes[g * self.shards() + shard].counts;
+        let c = self.routes[g * self.shards + shard].counts;
         let read = if c & 0xffff_0000 != 0 {
             0
         } else if c & 0xffff != 0 {
@@ -343,7 +340,7 @@ impl Net<'_> {
 
     /// The route of (`g`, `shard`) is what its views and tablets give now.
     pub(crate) fn route_is_current(&self, g: usize, shard: usize) -> bool {
-        let r = &self.routes[g * self.shards() + shard];
+        let r = &self.routes[g * self.shards + shard];
         self.route_scan(g, shard) == (r.read, r.write_ok)
     }
 
@@ -358,7 +355,7 @@ impl Net<'_> {
         s: &mut Scheduler<Event>,
     ) {
         let (read, write_ok) = self.route_state(g, shard);
-        let idx = g * self.shards() + shard;
+        let idx = g * self.shards + shard;
         let r = &self.routes[idx];
         if read != r.read || write_ok != r.write_ok {
             self.route_moved(now, idx, read, write_ok, s);
@@ -391,7 +388,7 @@ impl Net<'_> {
     /// the constructor and by the reset (`reuse.rs`), on views and routes in their
     /// all-connected start state.
     pub(crate) fn mask_unwatched(&mut self) {
-        let (m, n, s_n) = (self.m(), self.tablets.len(), self.shards());
+        let (m, n, s_n) = (self.m(), self.tablets.len(), self.shards);
         // All connected and serving: a primary's view adds a live primary, a replica's a
         // live believed replica (`recount` below corrects what the cells mask out).
         let r = u64::from(self.p.replicas_per_shard);

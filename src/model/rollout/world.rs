@@ -202,9 +202,11 @@ impl RolloutWorld {
             routes,
             pending_discoveries,
             workload,
+            operator,
             ..
         } = self;
         let net = Net {
+            shards: operator.shard_ops.len(),
             p,
             cells,
             tablets: &tablets.list,
