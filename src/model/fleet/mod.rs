@@ -53,6 +53,11 @@
 //! (`PoolWorld::settle` applies it when the pool is next touched, exactly as the event
 //! would have: see there); its time is the read's acquisition (its arrival, an event time,
 //! when served at once) plus the service time of that record.
+//!
+//! Files, in reading order: each imports only files after it. [`world`] (the composition,
+//! the routing of each read, the event dispatch), [`metrics`] (the metric row, the dips, the
+//! account and charts), [`counts`] (the reads of each second and the totals), [`slot`] (one
+//! process's pool), [`event`], and [`params`].
 
 pub mod counts;
 pub mod event;

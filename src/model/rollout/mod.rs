@@ -58,9 +58,15 @@
 //! durations, replica order, PRS candidate) is an event time or shows in an event
 //! (`Drain { tablet }`, `HealthPush { primary }`).
 //!
-//! Files: [`params`] (every parameter, default and source), [`event`], [`world`] (state and
-//! dispatch), [`tablet`], [`vtgate`], [`operator`], [`workload`], [`metrics`], and [`advise`]
-//! (`vtsim advise`: the smallest `tablet_available_timeout` below a risk target).
+//! Files, in reading order: each imports only files after it. [`world`] (the components
+//! composed, the constructor, the event dispatch; `reuse.rs`, above it, resets a finished
+//! world in place for the next run), [`metrics`] (the metric row, the bursts, the readable
+//! account), [`vtgate`] (each vtgate's topology watcher and health checks), [`routing`] (what
+//! the vtgates' views route to, and the discoveries), [`operator`] (the rolling restart),
+//! [`tablet`] (each tablet's lifecycle and restarts), [`workload`] (the queries and their
+//! accounting), [`cells`], [`streams`] (the components' draw helpers), [`event`], and
+//! [`params`] (every parameter, default and source). [`advise`] (`vtsim advise`: the smallest
+//! `tablet_available_timeout` below a risk target) stands apart.
 
 pub mod advise;
 pub mod cells;

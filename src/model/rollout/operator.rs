@@ -7,7 +7,6 @@
 //! is false.
 //!
 //! Controller round trips between Available and the next SIGTERM are one `step_latency` draw.
-
 //!
 //! Holds the operator's state ([`ShardOp`] per shard, [`Operator`]) and its steps; what a PRS
 //! means to the vtgates is theirs (`Gates::primary_moved`).

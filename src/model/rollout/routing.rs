@@ -3,9 +3,9 @@
 //! every change (closing the workload's accounting intervals when it moves), and the first
 //! time a vtgate routes to a restarted tablet's new process (its discovery).
 //!
-//! The vtgate files change the views ([`super::vtgate`], [`super::health`]); this one keeps
-//! the routes current, through [`Net`]: the views and what routing reads and moves besides,
-//! lent by the world for one event.
+//! The vtgates' health checks change the views ([`super::vtgate`]); this file keeps the
+//! routes current, through `Net`: the views and what routing reads and moves besides, lent
+//! by the world for one event.
 
 use super::cells::Cells;
 use super::event::Event;

@@ -4,6 +4,10 @@
 //! `drain_grace` → new process publishes its address after `restart` → serves after
 //! `serving_after_publish` → Ready at the next readiness probe → Available after
 //! `tablet_available_timeout` of continuous Ready (a flap restarts the timer).
+//!
+//! Holds each [`Tablet`], each [`RestartRec`], and [`Tablets`]: all of them, with the
+//! lifecycle steps. What a step means for the vtgates (a recount, a broken stream, a
+//! discovery) and for the operator (Available) the world applies after it.
 
 use super::event::Event;
 use super::params::RolloutParams;

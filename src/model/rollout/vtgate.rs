@@ -14,7 +14,6 @@
 //!   another type). A read to a tablet already shutting down is retried on another believed
 //!   replica, so it fails only when every believed one is dead (`routed_to_dead`). The retry
 //!   limit of 3 attempts never binds here: at most one tablet per shard is in flight.
-
 //!
 //! Holds each vtgate's state ([`Vtgate`], and [`Gates`], all of them: the poll ring, the
 //! counters, the log), its topology watcher (polls and shard reloads) and its health checks;
@@ -39,7 +38,7 @@ pub struct Vtgate {
     pub(crate) rng: LazyRng,
 }
 
-/// A vtgate's next poll, kept by the vtgates ([`Gates::ticks`]).
+/// A vtgate's next poll, kept by the vtgates (`Gates::ticks`).
 ///
 /// Without jitter a vtgate polls at its phase + k·T, so the fleet's polls fall in one cyclic
 /// order of the vtgates that never changes: a handled poll's next one, at now + T with a

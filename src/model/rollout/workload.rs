@@ -16,6 +16,10 @@
 //! Writes during a primary outage are buffered (`enable_buffer`); if the outage lasts longer
 //! than `buffer_max_failover_duration` every write of the outage fails (the buffer gives up and
 //! fails what it holds), else they all succeed late.
+//!
+//! Holds each (vtgate, shard) [`Route`] (its routing state and open intervals), the closed
+//! [`Exposure`]s, and [`Workload`]: the counters, the summed ok time and the vtgates'
+//! workload streams.
 
 use super::event::Event;
 use super::params::{RolloutParams, WorkloadMode};

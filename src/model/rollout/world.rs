@@ -226,7 +226,7 @@ impl RolloutWorld {
     }
 
     /// Close every open interval at the end of the run (an exposure still open ends here;
-    /// [`Workload::finish`]). Its draws go to the trace: call it before the run's digest is
+    /// `Workload::finish`). Its draws go to the trace: call it before the run's digest is
     /// taken.
     pub fn finish(&mut self, d: &mut Draws<'_>) {
         self.workload.finish(&mut self.routes, &self.p, d);
