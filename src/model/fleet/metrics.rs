@@ -1,7 +1,9 @@
 //! What one fleet run reports: the metric row, the per-drain goodput dips, the timeline and
 //! its chart, and the readable account.
 
-use super::world::{FleetWorld, Second};
+use super::counts::{Second, Totals};
+use super::slot::Slot;
+use crate::model::rollout::{RestartRec, RolloutWorld};
 use crate::model::MetricSet;
 use crate::sim::SimTime;
 use std::fmt::Write;
@@ -68,6 +70,21 @@ crate::metric_set! {
     }
 }
 
+/// What the fleet's metrics, account and charts read: the world's parts, lent by
+/// `FleetWorld::outcome` when the run has ended (and finished).
+pub struct Outcome<'a> {
+    /// The rollout world.
+    pub(crate) rollout: &'a RolloutWorld,
+    /// Counts per second.
+    pub(crate) seconds: &'a [Second],
+    /// Run totals.
+    pub(crate) totals: &'a Totals,
+    /// Every pool, in creation order.
+    pub(crate) pools: &'a [Slot],
+    /// When the rollout and every re-discovery completed (`SimTime::MAX`: not yet).
+    pub(crate) complete_at: SimTime,
+}
+
 /// The goodput dip after one drain (`docs/fleet.md` "Dips").
 #[derive(Clone, Copy, Debug)]
 pub struct Dip {
@@ -85,11 +102,10 @@ pub struct Dip {
 
 /// The dip of every drain: drain k's window is the seconds from its SIGTERM's second up to
 /// (not including) the next drain's second, the last one to the end of the run.
-pub fn dips(w: &FleetWorld) -> Vec<Dip> {
+pub fn dips(restarts: &[RestartRec], secs: &[Second]) -> Vec<Dip> {
     let mut drains: Vec<(SimTime, u16)> =
-        w.rollout.restarts.iter().map(|r| (r.drain_at, r.tablet)).collect();
+        restarts.iter().map(|r| (r.drain_at, r.tablet)).collect();
     drains.sort();
-    let secs = &w.seconds;
     (0..drains.len())
         .map(|k| {
             let (at, tablet) = drains[k];
@@ -125,10 +141,10 @@ pub fn dips(w: &FleetWorld) -> Vec<Dip> {
 }
 
 /// The metrics of a run that ended at `end`.
-pub fn values(w: &FleetWorld, end: SimTime, events: u64) -> FleetMetrics {
-    let r = crate::model::rollout::metrics::values(&w.rollout, end, events);
+pub fn values(w: &Outcome<'_>, end: SimTime, events: u64) -> FleetMetrics {
+    let r = crate::model::rollout::metrics::values(&w.rollout.outcome(), end, events);
     let t = &w.totals.all;
-    let d = dips(w);
+    let d = dips(&w.rollout.tablets.restarts, w.seconds);
     let n = d.len().max(1) as f64;
     let ind = |x: u64| if x > 0 { 1.0 } else { 0.0 };
     let failed = t.failed();
@@ -154,7 +170,7 @@ pub fn values(w: &FleetWorld, end: SimTime, events: u64) -> FleetMetrics {
         } else {
             0.0
         },
-        drains: w.rollout.restarts.len() as f64,
+        drains: w.rollout.tablets.restarts.len() as f64,
         worst_dip_depth_frac: d.iter().map(|x| x.depth_frac).fold(0.0, f64::max),
         worst_dip_duration_s: d.iter().map(|x| x.duration_s).fold(0.0, f64::max),
         mean_dip_depth_frac: d.iter().map(|x| x.depth_frac).sum::<f64>() / n,
@@ -173,20 +189,20 @@ pub fn values(w: &FleetWorld, end: SimTime, events: u64) -> FleetMetrics {
 }
 
 /// The readable account `vtsim replay` prints.
-pub fn report(w: &FleetWorld, metrics: &[f64], digest: &str) -> String {
+pub fn report(w: &Outcome<'_>, metrics: &[f64], digest: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
         "fleet: {} vtgates, {} tablets, {} pools (one per vttablet process), digest {digest}",
-        w.rollout.vtgates.len(),
-        w.rollout.tablets.len(),
+        w.rollout.m(),
+        w.rollout.tablets.list.len(),
         w.pools.len()
     );
     for (d, v) in FleetMetrics::DEFS.iter().zip(metrics) {
         let _ = writeln!(s, "  {:28} {v:.6}", d.name);
     }
     let _ = writeln!(s, "drains (dip: worst second's failed fraction, first-to-last failing second):");
-    for d in dips(w) {
+    for d in dips(&w.rollout.tablets.restarts, w.seconds) {
         let _ = writeln!(
             s,
             "  tablet {:3} SIGTERM at {:9.3} s: {:6} failed, depth {:.4}, duration {:4.0} s",
@@ -216,7 +232,7 @@ pub fn report(w: &FleetWorld, metrics: &[f64], digest: &str) -> String {
 /// `timeline.csv`, the goodput chart (offered and served) and the failures chart (in total
 /// and per cause), each with the drains marked (the run's last, partial
 /// second is in the CSV, with its true end, and not on the chart).
-pub fn artifacts(w: &FleetWorld, end: SimTime) -> Vec<crate::model::Artifact> {
+pub fn artifacts(w: &Outcome<'_>, end: SimTime) -> Vec<crate::model::Artifact> {
     use crate::chart::{palette, ChartData, Curve, CurvePoint, LineStyle, MarkLine};
     let mut csv = String::from(
         "t_start_s,t_end_s,offered,good,no_healthy,routed_to_dead,pool_timeouts,pool_closed\n",
@@ -266,6 +282,7 @@ pub fn artifacts(w: &FleetWorld, end: SimTime) -> Vec<crate::model::Artifact> {
     // the panel's curves' colours) and legend entry; the end of the rollout dashed.
     let mut drains: Vec<(f64, String)> = w
         .rollout
+        .tablets
         .restarts
         .iter()
         .map(|r| {
@@ -279,7 +296,7 @@ pub fn artifacts(w: &FleetWorld, end: SimTime) -> Vec<crate::model::Artifact> {
         drains.push((x, format!("rollout and re-discovery complete at {x:.0} s")));
     }
     let verticals = |n_curves: usize| {
-        let n_drains = w.rollout.restarts.len();
+        let n_drains = w.rollout.tablets.restarts.len();
         drains
             .iter()
             .enumerate()

@@ -53,15 +53,23 @@
 //! (`PoolWorld::settle` applies it when the pool is next touched, exactly as the event
 //! would have: see there); its time is the read's acquisition (its arrival, an event time,
 //! when served at once) plus the service time of that record.
+//!
+//! Files, in reading order: each imports only files after it. [`world`] (the composition,
+//! the routing of each read, the event dispatch), [`metrics`] (the metric row, the dips, the
+//! account and charts), [`counts`] (the reads of each second and the totals), [`slot`] (one
+//! process's pool), [`event`], and [`params`].
 
+pub mod counts;
 pub mod event;
 pub mod metrics;
 pub mod params;
+pub mod slot;
 pub mod world;
 
 pub use metrics::{Dip, FleetMetrics};
 pub use params::{FleetParams, GatewayParams, ReadParams, ReadRate, VttabletParams};
-pub use world::{FleetWorld, Second, Totals};
+pub use counts::{Second, Totals};
+pub use world::FleetWorld;
 
 use super::{Model, Run, RunOptions};
 use crate::model::kit::Checked;
@@ -130,16 +138,16 @@ impl Model for Fleet {
         w.finish(draws.now());
     }
     fn metrics(_p: &FleetParams, w: &FleetWorld, end: SimTime, events: u64) -> FleetMetrics {
-        metrics::values(w, end, events)
+        metrics::values(&w.outcome(), end, events)
     }
     fn report(_p: &FleetParams, w: &FleetWorld, run: &RunEnd) -> String {
-        metrics::report(w, &run.metrics, &run.digest)
+        metrics::report(&w.outcome(), &run.metrics, &run.digest)
     }
     fn artifacts(_p: &FleetParams, w: &FleetWorld, end: SimTime) -> Vec<super::Artifact> {
-        metrics::artifacts(w, end)
+        metrics::artifacts(&w.outcome(), end)
     }
     fn detail(_p: &FleetParams, w: FleetWorld, _end: SimTime) -> FleetDetail {
-        let dips = metrics::dips(&w);
+        let dips = metrics::dips(&w.rollout.tablets.restarts, &w.seconds);
         FleetDetail {
             pools: w
                 .pools
@@ -154,8 +162,8 @@ impl Model for Fleet {
             seconds: w.seconds,
             totals: w.totals,
             dips,
-            restarts: w.rollout.restarts,
-            exposures: w.rollout.exposures,
+            restarts: w.rollout.tablets.restarts,
+            exposures: w.rollout.workload.exposures,
             complete_at: w.complete_at,
         }
     }
@@ -176,7 +184,7 @@ twin_model! {
     FleetSteppedDials of Fleet,
     simulation: |p, seed, trace, logs| {
         let mut sim = FleetWorld::simulation(p, seed, trace, logs);
-        sim.world.rollout.step_dials = true;
+        sim.world.rollout.gates.step_dials = true;
         sim
     }
 }

@@ -8,62 +8,17 @@
 //! after a rollout event: `Drain` starts the drained process's shutdown grace, `Down` closes
 //! its pool, `Serve` opens the new process's pool.
 
+use super::counts::{second_of, Second, Totals};
 use super::event::Event;
+use super::metrics::Outcome;
 use super::params::FleetParams;
+use super::slot::Slot;
 use crate::model::connpool::{ConnPoolParams, Event as PoolEvent, PoolWorld};
 use crate::model::rollout::event::Event as RolloutEvent;
 use crate::model::rollout::RolloutWorld;
 use crate::sim::rng::{below, cached_stream, exponential};
 use rand::Rng;
 use crate::sim::{Nested, Scheduler, SimDuration, SimRng, SimTime, Simulation, Trace, TraceRecord, World};
-
-/// The pool of one vttablet process.
-pub struct Slot {
-    /// The pool.
-    pub(crate) w: PoolWorld,
-    /// Its tablet.
-    pub(crate) tablet: u16,
-    /// From this time on (SIGTERM + `shutdown_grace_period`) what ends in this pool fails as
-    /// "pool closed" (queries killed, pool closed); `SimTime::MAX` while it serves.
-    pub(crate) closes_at: SimTime,
-    /// The pod is gone: its remaining events are dropped.
-    pub(crate) dead: bool,
-}
-
-/// Counts of one second of the run (what `timeline.csv` shows).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Second {
-    /// Reads arriving at a vtgate.
-    pub offered: u64,
-    /// Reads completed in this second, served before their deadline.
-    pub good: u64,
-    /// Reads failed with no healthy REPLICA known to their vtgate.
-    pub no_healthy: u64,
-    /// Reads whose every attempt hit a tablet that had stopped serving.
-    pub routed_to_dead: u64,
-    /// Reads that timed out in (or were served after their deadline by) a vttablet pool.
-    pub pool_timeouts: u64,
-    /// Reads that were in a drained tablet's pool when it closed.
-    pub pool_closed: u64,
-}
-
-impl Second {
-    /// Failed reads of this second, all causes.
-    pub fn failed(&self) -> u64 {
-        self.no_healthy + self.routed_to_dead + self.pool_timeouts + self.pool_closed
-    }
-}
-
-/// Run totals.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Totals {
-    /// The totals of the causes (same fields as a second).
-    pub all: Second,
-    /// Reads retried on another tablet after a retryable error.
-    pub retries: u64,
-    /// Reads still in a pool when the run ended (neither good nor failed).
-    pub in_flight_at_end: u64,
-}
 
 /// The whole fleet world.
 pub struct FleetWorld {
@@ -127,7 +82,7 @@ impl FleetWorld {
         let (rollout, primed) =
             RolloutWorld::simulation_nested(&rp, seed, logs).into_parts();
         let pool_params = p.pool_params();
-        let n = rollout.tablets.len();
+        let n = rollout.tablets.list.len();
         let pools: Vec<Slot> = (0..n)
             .map(|t| Slot {
                 w: {
@@ -188,6 +143,17 @@ impl FleetWorld {
             }
         }
         sim
+    }
+
+    /// What the fleet's metrics read of the ended run ([`super::metrics::values`]).
+    pub(crate) fn outcome(&self) -> Outcome<'_> {
+        Outcome {
+            rollout: &self.rollout,
+            seconds: &self.seconds,
+            totals: &self.totals,
+            pools: &self.pools,
+            complete_at: self.complete_at,
+        }
     }
 
     /// The second `now` falls in, grown on demand.
@@ -325,7 +291,7 @@ impl FleetWorld {
         self.totals.all.offered += 1;
         let rw = &self.rollout;
         let per = rw.per_shard();
-        let shards = rw.shard_ops.len();
+        let shards = rw.shards();
         let shard = if shards == 1 {
             0
         } else {
@@ -372,7 +338,7 @@ impl FleetWorld {
                         as usize
                 };
                 let t = list[k] as usize;
-                let tab = &rw.tablets[t];
+                let tab = &rw.tablets.list[t];
                 let v = &rw.views[rw.vi(g, t)];
                 if tab.serving && tab.addr == v.hc_addr {
                     outcome = 0;
@@ -464,16 +430,6 @@ fn below_with(rng: &mut SimRng, n: u64, threshold: u64) -> u64 {
             return (m >> 64) as u64;
         }
     }
-}
-
-/// The second `now` falls in, grown on demand.
-#[inline]
-fn second_of(seconds: &mut Vec<Second>, now: SimTime) -> &mut Second {
-    let i = (now.0 / 1_000_000_000) as usize;
-    if i >= seconds.len() {
-        seconds.resize(i + 1, Second::default());
-    }
-    &mut seconds[i]
 }
 
 impl World for FleetWorld {

@@ -19,11 +19,54 @@
 //!   reads fail changes nothing (`topology_watcher.go` `loadTablets` returns on an error
 //!   before `storeTabletInfos`).
 
+pub use super::params::DEFAULT_CELL;
 use super::params::RolloutParams;
 use crate::sim::SimTime;
 
-/// The implicit cell of a model with no `cells` (the name `vtsim replay --emit-logs` prints).
-pub const DEFAULT_CELL: &str = "zone1";
+/// The cells of a run: its shape and its topology outage (the constructor's, kept by a reset:
+/// both depend only on the parameters).
+pub struct Cells {
+    /// The cells, when the model lists them (`None`: one cell, every tablet watched).
+    pub(crate) shape: Option<Shape>,
+    /// The topology outage, if any.
+    pub(crate) outage: Option<Outage>,
+}
+
+impl Cells {
+    /// The cells of `p` (checked).
+    pub fn of(p: &RolloutParams) -> Cells {
+        Cells {
+            shape: Shape::of(p),
+            outage: Outage::of(p),
+        }
+    }
+
+    /// vtgate `g` watches tablet `t`'s cell.
+    #[inline]
+    pub(crate) fn watches(&self, g: usize, t: usize) -> bool {
+        self.shape.as_ref().is_none_or(|sh| sh.watches(g, t))
+    }
+
+    /// The vtgates, of `m`, that watch tablet `t`'s cell.
+    pub(crate) fn watchers(&self, t: usize, m: usize) -> usize {
+        match &self.shape {
+            None => m,
+            Some(sh) => (0..m).filter(|&g| sh.watches(g, t)).count(),
+        }
+    }
+
+    /// Tablet `t`'s cell index.
+    #[inline]
+    pub(crate) fn cell_of(&self, t: usize) -> u16 {
+        self.shape.as_ref().map_or(0, |sh| sh.tablet_cell[t])
+    }
+
+    /// vtgate `g`'s cell index.
+    #[inline]
+    pub(crate) fn gate_cell(&self, g: usize) -> u16 {
+        self.shape.as_ref().map_or(0, |sh| sh.vtgate_cell[g])
+    }
+}
 
 /// The cluster shape of a model that lists its `cells`.
 #[derive(Clone, Debug)]
@@ -141,11 +184,7 @@ impl Outage {
     }
 }
 
-/// The model's cell names (`zone1` when it lists none).
+/// The model's cell names (`zone1` when it lists none: [`RolloutParams::cell_names`]).
 pub fn cell_names(p: &RolloutParams) -> Vec<String> {
-    if p.cells.is_empty() {
-        vec![DEFAULT_CELL.to_string()]
-    } else {
-        p.cells.iter().map(|c| c.name.clone()).collect()
-    }
+    p.cell_names()
 }

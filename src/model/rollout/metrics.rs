@@ -1,6 +1,10 @@
 //! What one run reports: the metric row, the bursts, and the readable account.
 
-use super::world::{Exposure, RestartRec, RolloutWorld};
+use super::operator::Operator;
+use super::params::RolloutParams;
+use super::tablet::RestartRec;
+use super::vtgate::Gates;
+use super::workload::{Exposure, Workload};
 use crate::model::MetricSet;
 use crate::sim::{SimDuration, SimTime};
 use std::fmt::Write;
@@ -51,6 +55,25 @@ crate::metric_set! {
         /// 1 if the rollout and every re-discovery finished before the horizon.
         completed: Indicator = "1 if the rollout and every re-discovery finished before the horizon",
     }
+}
+
+/// What the metrics and the account of a run read: the world's parts, lent by
+/// `RolloutWorld::outcome` when the run has ended (and finished: the bursts merged).
+pub struct Outcome<'a> {
+    /// The parameters.
+    pub(crate) p: &'a RolloutParams,
+    /// The vtgates (their phases, polls and reloads).
+    pub(crate) gates: &'a Gates,
+    /// The operator (when the rollout ended, if it did).
+    pub(crate) operator: &'a Operator,
+    /// Every restart.
+    pub(crate) restarts: &'a [RestartRec],
+    /// The query counters and the exposures.
+    pub(crate) workload: &'a Workload,
+    /// The error bursts.
+    pub(crate) bursts: &'a [Burst],
+    /// The rollout and every re-discovery completed.
+    pub(crate) complete: bool,
 }
 
 /// A burst: overlapping (or nearly, `burst_merge_gap`) error intervals of any vtgates.
@@ -125,9 +148,10 @@ pub fn lags(r: &RestartRec) -> impl Iterator<Item = f64> + '_ {
 
 /// The metrics of a run that ended at `end` (the bursts are the world's, merged when it
 /// finished).
-pub fn values(w: &RolloutWorld, end: SimTime, events: u64) -> RolloutMetrics {
-    let bursts = &w.bursts;
-    let m = w.m();
+pub fn values(o: &Outcome<'_>, end: SimTime, events: u64) -> RolloutMetrics {
+    let bursts = o.bursts;
+    let w = o.workload;
+    let m = o.gates.vtgates.len();
     let read_err = w.reads_dead + w.reads_none;
     let offered = w.reads_ok + read_err;
     let mut per_vtgate = vec![SimDuration::ZERO; m];
@@ -140,7 +164,7 @@ pub fn values(w: &RolloutWorld, end: SimTime, events: u64) -> RolloutMetrics {
         .count();
     let total_exp: f64 = per_vtgate.iter().map(|d| d.as_secs_f64()).sum();
     let (mut lag_sum, mut lag_n, mut lag_max) = (0.0, 0u64, 0.0f64);
-    for r in &w.restarts {
+    for r in o.restarts {
         for l in lags(r) {
             lag_sum += l;
             lag_n += 1;
@@ -151,9 +175,9 @@ pub fn values(w: &RolloutWorld, end: SimTime, events: u64) -> RolloutMetrics {
         .iter()
         .map(|b| (b.end - b.start).as_secs_f64())
         .fold(0.0, f64::max);
-    let start = SimTime::ZERO + w.p.operator.start_at;
-    let rollout_end = if w.shards_done as usize == w.shard_ops.len() {
-        w.rollout_end
+    let start = SimTime::ZERO + o.p.operator.start_at;
+    let rollout_end = if o.operator.done() {
+        o.operator.rollout_end
     } else {
         end
     };
@@ -185,17 +209,17 @@ pub fn values(w: &RolloutWorld, end: SimTime, events: u64) -> RolloutMetrics {
         topo_polls_per_s: {
         // Over [0, rollout end]: that window does not depend on the vtgate phases, so the
         // expected rate is exactly vtgates / refresh interval (no end-of-run bias).
-        let n = w.poll_log.iter().filter(|(_, t)| *t <= rollout_end).count();
+        let n = o.gates.poll_log.iter().filter(|(_, t)| *t <= rollout_end).count();
         if rollout_end > SimTime::ZERO {
             n as f64 / rollout_end.as_secs_f64()
         } else {
             0.0
         }
     },
-        topo_partial_reloads: w.partial_reloads as f64,
+        topo_partial_reloads: o.gates.partial_reloads as f64,
         replica_reads: offered as f64,
         handled_events: events as f64,
-        completed: if w.complete() { 1.0 } else { 0.0 },
+        completed: if o.complete { 1.0 } else { 0.0 },
     }
 }
 
@@ -208,10 +232,10 @@ fn t(x: SimTime) -> String {
 }
 
 /// The readable account of a run (what `vtsim replay` prints).
-pub fn report(w: &RolloutWorld, metrics: &[f64], digest: &str) -> String {
-    let bursts = &w.bursts;
+pub fn report(w: &Outcome<'_>, metrics: &[f64], digest: &str) -> String {
+    let bursts = w.bursts;
     let mut o = String::new();
-    let p = &w.p;
+    let p = w.p;
     let _ = writeln!(
         o,
         "rollout: {} vtgates, {} shard(s) × (1 primary + {} replicas); refresh {}, available timeout {}",
@@ -222,7 +246,7 @@ pub fn report(w: &RolloutWorld, metrics: &[f64], digest: &str) -> String {
         p.operator.tablet_available_timeout
     );
     let _ = writeln!(o, "\nvtgate poll phases (s):");
-    for (g, v) in w.vtgates.iter().enumerate() {
+    for (g, v) in w.gates.vtgates.iter().enumerate() {
         let _ = writeln!(o, "  vtgate-{:02}  {}", g + 1, t(v.phase));
     }
     let _ = writeln!(
@@ -259,9 +283,9 @@ pub fn report(w: &RolloutWorld, metrics: &[f64], digest: &str) -> String {
         let _ = write!(o, "{:>9}", format!("#{}", i + 1));
     }
     let _ = writeln!(o);
-    for g in 0..w.m() {
+    for g in 0..w.gates.vtgates.len() {
         let _ = write!(o, "  vtgate-{:02}", g + 1);
-        for r in &w.restarts {
+        for r in w.restarts {
             let d = r.discovered[g];
             if d == SimTime::MAX {
                 let _ = write!(o, "{:>9}", "-");
@@ -272,7 +296,7 @@ pub fn report(w: &RolloutWorld, metrics: &[f64], digest: &str) -> String {
         let _ = writeln!(o);
     }
     let _ = writeln!(o, "\nexposures (no replica read possible):");
-    let mut ex = w.exposures.clone();
+    let mut ex = w.workload.exposures.clone();
     ex.sort_by_key(|x| (x.start, x.g, x.shard));
     for x in &ex {
         let _ = writeln!(

@@ -58,9 +58,15 @@
 //! durations, replica order, PRS candidate) is an event time or shows in an event
 //! (`Drain { tablet }`, `HealthPush { primary }`).
 //!
-//! Files: [`params`] (every parameter, default and source), [`event`], [`world`] (state and
-//! dispatch), [`tablet`], [`vtgate`], [`operator`], [`workload`], [`metrics`], and [`advise`]
-//! (`vtsim advise`: the smallest `tablet_available_timeout` below a risk target).
+//! Files, in reading order: each imports only files after it. [`world`] (the components
+//! composed, the constructor, the event dispatch; `reuse.rs`, above it, resets a finished
+//! world in place for the next run), [`metrics`] (the metric row, the bursts, the readable
+//! account), [`vtgate`] (each vtgate's topology watcher and health checks), [`routing`] (what
+//! the vtgates' views route to, and the discoveries), [`operator`] (the rolling restart),
+//! [`tablet`] (each tablet's lifecycle and restarts), [`workload`] (the queries and their
+//! accounting), [`cells`], [`streams`] (the components' draw helpers), [`event`], and
+//! [`params`] (every parameter, default and source). [`advise`] (`vtsim advise`: the smallest
+//! `tablet_available_timeout` below a risk target) stands apart.
 
 pub mod advise;
 pub mod cells;
@@ -69,6 +75,8 @@ pub mod metrics;
 pub mod operator;
 pub mod params;
 mod reuse;
+pub mod routing;
+pub mod streams;
 pub mod tablet;
 pub mod vtgate;
 pub mod workload;
@@ -79,7 +87,11 @@ pub use params::{
     CellParams, DurationDist, ObservedDraw, OperatorParams, Phase, PrsCandidate, PrsReload, ReplicaOrder, RolloutParams,
     TabletParams, TopoOutage, VtgateParams, WorkloadMode, WorkloadParams,
 };
-pub use world::{Exposure, Note, PrsRec, RestartRec, RolloutWorld, NONE};
+pub use operator::PrsRec;
+pub use tablet::{RestartRec, NONE};
+pub use vtgate::Note;
+pub use workload::Exposure;
+pub use world::RolloutWorld;
 
 use super::{Model, Run, RunOptions};
 use crate::model::kit::Checked;
@@ -160,44 +172,44 @@ impl Model for Rollout {
     /// The open intervals close with Poisson draws; the bursts merge the exposures.
     fn finish(p: &RolloutParams, w: &mut RolloutWorld, mut draws: Draws<'_>) {
         w.finish(&mut draws);
-        w.bursts = metrics::bursts(&w.exposures, p.workload.burst_merge_gap);
+        w.bursts = metrics::bursts(&w.workload.exposures, p.workload.burst_merge_gap);
     }
     fn metrics(_p: &RolloutParams, w: &RolloutWorld, end: SimTime, events: u64) -> Self::Metrics {
-        metrics::values(w, end, events)
+        metrics::values(&w.outcome(), end, events)
     }
     fn report(_p: &RolloutParams, w: &RolloutWorld, run: &RunEnd) -> String {
-        metrics::report(w, &run.metrics, &run.digest)
+        metrics::report(&w.outcome(), &run.metrics, &run.digest)
     }
     fn detail(_p: &RolloutParams, w: RolloutWorld, _end: SimTime) -> RolloutDetail {
         RolloutDetail {
-            restarts: w.restarts,
-            exposures: w.exposures,
+            restarts: w.tablets.restarts,
+            exposures: w.workload.exposures,
             bursts: w.bursts,
-            poll_log: w.poll_log,
-            phases: w.vtgates.iter().map(|v| v.phase).collect(),
-            journal: w.journal.unwrap_or_default(),
-            prs: w.prs,
-            rollout_end: w.rollout_end,
+            poll_log: w.gates.poll_log,
+            phases: w.gates.vtgates.iter().map(|v| v.phase).collect(),
+            journal: w.gates.journal.unwrap_or_default(),
+            prs: w.operator.prs,
+            rollout_end: w.operator.rollout_end,
         }
     }
 }
 
 twin_model! {
     /// [`Rollout`] stepping every health-check dial that must fail before a new process serves
-    /// as its own event (`RolloutWorld::live_dial`), as the model did before those dials
+    /// as its own event (`Gates::live_dial`), as the model did before those dials
     /// were skipped: the same runs, every metric but `handled_events` equal, more events,
     /// another digest. Only for the check of that in `tests/rollout.rs`.
     RolloutSteppedDials of Rollout,
     simulation: |p, seed, trace, logs| {
         let mut sim = RolloutWorld::simulation_with_logs(p, seed, trace, logs);
-        sim.world.step_dials = true;
+        sim.world.gates.step_dials = true;
         sim
     }
 }
 
 twin_model! {
     /// [`Rollout`] with every vtgate's next poll its own pending event, as a nested rollout
-    /// runs (`RolloutWorld::simulation_nested`), instead of the ring of `world::Tick`: the
+    /// runs (`RolloutWorld::simulation_nested`), instead of the ring of `vtgate::Tick`: the
     /// same events in the same order, the same digest. Only for the check of that in
     /// `tests/rollout.rs`.
     RolloutPollEvents of Rollout,

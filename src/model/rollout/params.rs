@@ -15,6 +15,9 @@ use crate::sim::SimDuration;
 use crate::model::kit::{count, fail, positive, Checked};
 use serde::{Deserialize, Serialize};
 
+/// The implicit cell of a model with no `cells` (the name `vtsim replay --emit-logs` prints).
+pub const DEFAULT_CELL: &str = "zone1";
+
 /// Parameters of the rollout model (`docs/rollout.md`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -436,6 +439,15 @@ impl Default for RolloutParams {
 }
 
 impl RolloutParams {
+    /// The model's cell names ([`DEFAULT_CELL`] when it lists none).
+    pub fn cell_names(&self) -> Vec<String> {
+        if self.cells.is_empty() {
+            vec![DEFAULT_CELL.to_string()]
+        } else {
+            self.cells.iter().map(|c| c.name.clone()).collect()
+        }
+    }
+
     /// Zero every delay and every randomness except the vtgate phases: the setting of the
     /// closed-form checks and the SimPy peer (restart takes `down`, nothing else takes time).
     pub fn zero_delays(mut self, down: SimDuration) -> Self {
@@ -628,7 +640,7 @@ impl RolloutParams {
 
     /// The checks of `cells` and `vtgate.topo_outage`.
     fn check_cells(&self) -> Checked {
-        let names = super::cells::cell_names(self);
+        let names = self.cell_names();
         if !self.cells.is_empty() {
             if self.cells.len() > u16::MAX as usize {
                 return fail("cells", "at most 65535 cells");

@@ -25,39 +25,32 @@ impl RolloutWorld {
     pub(super) fn reset_in(sim: &mut Simulation<RolloutWorld>, seed: u64, logs: bool) {
         let RolloutWorld {
             p,
+            // Depends only on the parameters (the cells' mask is re-applied below, as the
+            // constructor applies it).
+            cells: _,
             tablets,
-            vtgates: _, // below, with the first polls
+            gates,
             views,
             routes,
-            shard_ops,
-            restarts,
             pending_discoveries,
-            shards_done,
+            operator,
+            workload,
+            bursts,
+        } = &mut sim.world;
+        // The components, each destructured too.
+        let super::tablet::Tablets {
+            list: tablets,
+            restarts,
             rollout_start,
-            rollout_end,
             next_addr,
+            spare_discovered,
+        } = tablets;
+        let super::vtgate::Gates {
+            vtgates: _, // below, with the first polls
             polls,
             partial_reloads,
             poll_log,
-            exposures,
-            bursts,
-            reads_ok,
-            reads_dead,
-            reads_none,
-            writes_ok,
-            ok_read_ns,
-            ok_write_ns,
-            writes_failed,
-            // These three depend only on the parameters, which a reset keeps.
-            read_rate_s: _,
-            write_rate_s: _,
-            per_query: _,
             journal,
-            prs,
-            // These two depend only on the parameters too (the cells' mask is re-applied
-            // below, as the constructor applies it).
-            shape: _,
-            outage: _,
             // A property of the model (the twin), kept.
             step_dials: _,
             // Kept too (parameters and nesting); the ring is refilled with the first polls.
@@ -65,8 +58,29 @@ impl RolloutWorld {
             ticks,
             tick_head: _,
             firsts: _,
-            spare_discovered,
-        } = &mut sim.world;
+        } = gates;
+        let super::operator::Operator {
+            shard_ops,
+            shards_done,
+            rollout_end,
+            prs,
+        } = operator;
+        let super::workload::Workload {
+            reads_ok,
+            reads_dead,
+            reads_none,
+            writes_ok,
+            ok_read_ns,
+            ok_write_ns,
+            writes_failed,
+            // These four depend only on the parameters, which a reset keeps.
+            read_rate_s: _,
+            write_rate_s: _,
+            per_query: _,
+            shards: _,
+            exposures,
+            rngs: workload_rngs,
+        } = workload;
         ticks.clear();
         let per = p.replicas_per_shard as usize + 1;
         let n = tablets.len();
@@ -142,6 +156,9 @@ impl RolloutWorld {
         poll_log.clear();
         exposures.clear();
         bursts.clear();
+        for rng in workload_rngs.iter_mut() {
+            rng.reseed(seed);
+        }
         *reads_ok = 0;
         *reads_dead = 0;
         *reads_none = 0;
@@ -164,17 +181,16 @@ impl RolloutWorld {
             _ => 0.0,
         };
         let poll_jitter = sim.world.p.vtgate.poll_jitter;
-        phase_firsts(seed, poll_jitter, &mut sim.world.firsts);
-        for g in 0..sim.world.vtgates.len() {
+        phase_firsts(seed, poll_jitter, &mut sim.world.gates.firsts);
+        for g in 0..sim.world.gates.vtgates.len() {
             let w = &mut sim.world;
             let Vtgate {
                 phase,
                 next_base,
                 rng,
-                wl_rng,
-            } = &mut w.vtgates[g];
+            } = &mut w.gates.vtgates[g];
             rng.reseed(seed);
-            let u = phase_draw(rng, poll_jitter, w.firsts[g]);
+            let u = phase_draw(rng, poll_jitter, w.gates.firsts[g]);
             let d = match &w.p.vtgate.phase {
                 Phase::Uniform => offset_of(u, tper),
                 Phase::Clustered { window } => {
@@ -185,9 +201,8 @@ impl RolloutWorld {
             };
             *phase = SimTime::ZERO + d;
             *next_base = *phase;
-            wl_rng.reseed(seed);
             let first = *phase + jitter(rng, w.p.vtgate.poll_jitter);
-            w.ticks.push(Tick {
+            w.gates.ticks.push(Tick {
                 at: first,
                 seq: 0,
                 g: g as u16,

@@ -16,21 +16,168 @@
 //! Writes during a primary outage are buffered (`enable_buffer`); if the outage lasts longer
 //! than `buffer_max_failover_duration` every write of the outage fails (the buffer gives up and
 //! fails what it holds), else they all succeed late.
+//!
+//! Holds each (vtgate, shard) [`Route`] (its routing state and open intervals), the closed
+//! [`Exposure`]s, and [`Workload`]: the counters, the summed ok time and the vtgates'
+//! workload streams.
 
 use super::event::Event;
-use super::world::{Exposure, RolloutWorld};
-use crate::sim::rng::{below, exponential, poisson};
+use super::params::{RolloutParams, WorkloadMode};
+use crate::sim::rng::{below, exponential, poisson, LazyRng};
 use crate::sim::{Draws, Scheduler, SimDuration, SimTime, TraceRecord};
 
-impl RolloutWorld {
+/// Routing state of one (vtgate, shard) and the open intervals of the workload accounting.
+#[derive(Clone, Copy)]
+pub struct Route {
+    /// 0 = a replica read succeeds, 1 = it is routed to a dead tablet, 2 = no healthy tablet.
+    pub read: u8,
+    /// Start of the current read-state interval.
+    pub(crate) read_since: SimTime,
+    /// Start of the current exposure (read ≠ 0).
+    pub(crate) exp_start: SimTime,
+    /// Routed-to-dead errors in the current exposure.
+    pub(crate) exp_dead: u64,
+    /// No-healthy-tablet errors in the current exposure.
+    pub(crate) exp_none: u64,
+    /// A primary write can be served.
+    pub write_ok: bool,
+    /// Start of the current write-state interval.
+    pub(crate) write_since: SimTime,
+    /// Writes buffered in the current primary outage (per-query mode).
+    pub(crate) pending_writes: u64,
+    /// Views of this route that count as a believed replica, a live believed replica and a
+    /// live primary, in the 16-bit lanes 0, 1 and 2 ([`super::routing::lanes`]):
+    /// [`Net::route_state`](super::routing::Net::route_state) from these is O(1).
+    pub(crate) counts: u64,
+}
+
+impl Route {
+    /// A route at time zero: reads succeed, writes succeed, nothing open (the constructor's
+    /// and the reset's start state).
+    pub(crate) const START: Route = Route {
+        read: 0,
+        read_since: SimTime::ZERO,
+        exp_start: SimTime::ZERO,
+        exp_dead: 0,
+        exp_none: 0,
+        write_ok: true,
+        write_since: SimTime::ZERO,
+        pending_writes: 0,
+        counts: 0,
+    };
+}
+
+/// One exposure interval of one (vtgate, shard): no replica read can succeed.
+#[derive(Clone, Copy, Debug)]
+pub struct Exposure {
+    /// vtgate.
+    pub g: u16,
+    /// shard.
+    pub shard: u16,
+    /// Start.
+    pub start: SimTime,
+    /// End.
+    pub end: SimTime,
+    /// Reads routed to a tablet that had died before the vtgate noticed.
+    pub dead_errors: u64,
+    /// Reads failed with "no healthy tablet available".
+    pub none_errors: u64,
+}
+
+/// The workload's state: the query counters, the summed ok time, the closed exposures and
+/// each vtgate's workload stream. The routes whose intervals it closes are the world's
+/// (`RolloutWorld::routes`), lent to each call.
+pub struct Workload {
+    /// Successful replica reads.
+    pub(crate) reads_ok: u64,
+    /// Reads routed to a dead tablet.
+    pub(crate) reads_dead: u64,
+    /// Reads with no healthy tablet.
+    pub(crate) reads_none: u64,
+    /// Successful primary writes.
+    pub(crate) writes_ok: u64,
+    /// Time (ns) summed over every closed read interval in which a route had a serving
+    /// replica: the successful reads are one Poisson draw over it when the run ends. (A
+    /// `u128`: routes × run length can pass 2^64 ns in a large, long run.)
+    pub(crate) ok_read_ns: u128,
+    /// Time (ns) summed over every closed write interval with a primary or in an outage the
+    /// buffer rides out: the successful writes are one Poisson draw over it when the run
+    /// ends.
+    pub(crate) ok_write_ns: u128,
+    /// Failed primary writes.
+    pub(crate) writes_failed: u64,
+    /// Replica reads per second per (vtgate, shard).
+    pub(crate) read_rate_s: f64,
+    /// Primary writes per second per (vtgate, shard).
+    pub(crate) write_rate_s: f64,
+    /// Per-query mode.
+    pub(crate) per_query: bool,
+    /// Closed exposure intervals.
+    pub(crate) exposures: Vec<Exposure>,
+    /// Each vtgate's workload stream (`"workload"`, index).
+    pub(crate) rngs: Vec<LazyRng>,
+    /// Shards (the routes of a vtgate): route `idx` is (vtgate `idx / shards`, shard
+    /// `idx % shards`).
+    pub(crate) shards: usize,
+}
+
+
+impl Workload {
+    /// The workload of `p` at time zero, its streams from `seed`.
+    pub(crate) fn new(p: &RolloutParams, seed: u64) -> Workload {
+        let (m, s_n) = (p.vtgates as usize, p.shards as usize);
+        Workload {
+            reads_ok: 0,
+            reads_dead: 0,
+            reads_none: 0,
+            writes_ok: 0,
+            ok_read_ns: 0,
+            ok_write_ns: 0,
+            writes_failed: 0,
+            read_rate_s: p.workload.replica_read_rps / s_n as f64,
+            write_rate_s: p.workload.primary_write_rps / s_n as f64,
+            per_query: p.workload.mode == WorkloadMode::PerQuery,
+            exposures: Vec::with_capacity(m),
+            rngs: (0..m)
+                .map(|g| LazyRng::new(seed, "workload", g as u32))
+                .collect(),
+            shards: s_n,
+        }
+    }
+
+    /// Per-query mode: vtgate `g`'s first replica read and first primary write (in that
+    /// order), drawn from its workload stream; `None` for a query kind with no rate.
+    pub(crate) fn first_queries(
+        &mut self,
+        g: usize,
+        p: &RolloutParams,
+    ) -> (Option<SimTime>, Option<SimTime>) {
+        let (rr, wr) = (p.workload.replica_read_rps, p.workload.primary_write_rps);
+        let rng = &mut self.rngs[g];
+        let read = (rr > 0.0).then(|| {
+            SimTime::ZERO + SimDuration::from_secs_f64(exponential(rng.get(), 1.0 / rr))
+        });
+        let write = (wr > 0.0).then(|| {
+            SimTime::ZERO + SimDuration::from_secs_f64(exponential(rng.get(), 1.0 / wr))
+        });
+        (read, write)
+    }
+
     /// Close the read interval of route `idx` at `now`; the new state is `new`. Fast mode: the
     /// reads of an interval with a serving replica succeed, and its time joins the one draw
     /// of [`Self::finish`]; those of an interval without one fail, a Poisson count and a draw
     /// record (`workload`, route, `reads_dead` / `reads_none`, count, interval length in ns).
-    pub(super) fn close_read(&mut self, now: SimTime, idx: usize, new: u8, d: &mut Draws<'_>) {
-        let g = idx / self.shard_ops.len();
+    pub(crate) fn close_read(
+        &mut self,
+        now: SimTime,
+        routes: &mut [Route],
+        idx: usize,
+        new: u8,
+        d: &mut Draws<'_>,
+    ) {
+        let g = idx / self.shards;
         let (read, len) = {
-            let r = &self.routes[idx];
+            let r = &routes[idx];
             (r.read, now.since(r.read_since).as_nanos())
         };
         if !self.per_query && self.read_rate_s > 0.0 {
@@ -39,7 +186,7 @@ impl RolloutWorld {
             } else if len > 0 {
                 let kind = if read == 1 { "reads_dead" } else { "reads_none" };
                 let n = self.count(g, idx as u32, kind, self.read_rate_s, len, d);
-                let r = &mut self.routes[idx];
+                let r = &mut routes[idx];
                 if read == 1 {
                     self.reads_dead += n;
                     r.exp_dead += n;
@@ -49,7 +196,7 @@ impl RolloutWorld {
                 }
             }
         }
-        let r = &mut self.routes[idx];
+        let r = &mut routes[idx];
         if r.read == 0 && new != 0 {
             r.exp_start = now;
             r.exp_dead = 0;
@@ -57,7 +204,7 @@ impl RolloutWorld {
         } else if r.read != 0 && new == 0 {
             self.exposures.push(Exposure {
                 g: g as u16,
-                shard: (idx % self.shard_ops.len()) as u16,
+                shard: (idx % self.shards) as u16,
                 start: r.exp_start,
                 end: now,
                 dead_errors: r.exp_dead,
@@ -75,15 +222,23 @@ impl RolloutWorld {
     /// are a Poisson count, a draw record (`workload`, route, `writes_failed`, count,
     /// interval length in ns). Per-query mode: the writes the outage held fail or succeed
     /// the same way.
-    pub(super) fn close_write(&mut self, now: SimTime, idx: usize, ok: bool, d: &mut Draws<'_>) {
-        let g = idx / self.shard_ops.len();
-        let r = &self.routes[idx];
+    pub(crate) fn close_write(
+        &mut self,
+        now: SimTime,
+        routes: &mut [Route],
+        idx: usize,
+        ok: bool,
+        p: &RolloutParams,
+        d: &mut Draws<'_>,
+    ) {
+        let g = idx / self.shards;
+        let r = &routes[idx];
         let (was_ok, len) = (r.write_ok, now.since(r.write_since));
-        let v = &self.p.vtgate;
+        let v = &p.vtgate;
         let fails = !was_ok && (!v.enable_buffer || len > v.buffer_max_failover_duration);
         if self.per_query {
             if !was_ok {
-                let r = &mut self.routes[idx];
+                let r = &mut routes[idx];
                 if fails {
                     self.writes_failed += r.pending_writes;
                 } else {
@@ -100,7 +255,7 @@ impl RolloutWorld {
                 self.writes_failed += n;
             }
         }
-        let r = &mut self.routes[idx];
+        let r = &mut routes[idx];
         r.write_ok = ok;
         r.write_since = now;
     }
@@ -108,11 +263,11 @@ impl RolloutWorld {
     /// The shard of one query (per-query mode); with several shards the pick is a draw record
     /// (`workload`, vtgate, `shard`, shard).
     fn pick_shard(&mut self, g: usize, s: &mut Scheduler<Event>) -> usize {
-        let n = self.shard_ops.len();
+        let n = self.shards;
         if n == 1 {
             0
         } else {
-            let shard = below(self.vtgates[g].wl_rng.get(), n as u64) as usize;
+            let shard = below(self.rngs[g].get(), n as u64) as usize;
             s.draw(&TraceRecord {
                 component: "workload",
                 index: g as u32,
@@ -125,10 +280,17 @@ impl RolloutWorld {
     }
 
     /// One replica read (per-query mode).
-    pub(super) fn on_read(&mut self, now: SimTime, g: usize, s: &mut Scheduler<Event>) {
+    pub(crate) fn on_read(
+        &mut self,
+        now: SimTime,
+        g: usize,
+        routes: &mut [Route],
+        p: &RolloutParams,
+        s: &mut Scheduler<Event>,
+    ) {
         let shard = self.pick_shard(g, s);
-        let idx = g * self.shard_ops.len() + shard;
-        let r = &mut self.routes[idx];
+        let idx = g * self.shards + shard;
+        let r = &mut routes[idx];
         match r.read {
             0 => self.reads_ok += 1,
             1 => {
@@ -140,8 +302,8 @@ impl RolloutWorld {
                 r.exp_none += 1;
             }
         }
-        let mean = 1.0 / self.p.workload.replica_read_rps;
-        let d = exponential(self.vtgates[g].wl_rng.get(), mean);
+        let mean = 1.0 / p.workload.replica_read_rps;
+        let d = exponential(self.rngs[g].get(), mean);
         s.at(
             now + SimDuration::from_secs_f64(d),
             Event::Read { g: g as u16 },
@@ -149,17 +311,24 @@ impl RolloutWorld {
     }
 
     /// One primary write (per-query mode).
-    pub(super) fn on_write(&mut self, now: SimTime, g: usize, s: &mut Scheduler<Event>) {
+    pub(crate) fn on_write(
+        &mut self,
+        now: SimTime,
+        g: usize,
+        routes: &mut [Route],
+        p: &RolloutParams,
+        s: &mut Scheduler<Event>,
+    ) {
         let shard = self.pick_shard(g, s);
-        let idx = g * self.shard_ops.len() + shard;
-        let r = &mut self.routes[idx];
+        let idx = g * self.shards + shard;
+        let r = &mut routes[idx];
         if r.write_ok {
             self.writes_ok += 1;
         } else {
             r.pending_writes += 1;
         }
-        let mean = 1.0 / self.p.workload.primary_write_rps;
-        let d = exponential(self.vtgates[g].wl_rng.get(), mean);
+        let mean = 1.0 / p.workload.primary_write_rps;
+        let d = exponential(self.rngs[g].get(), mean);
         s.at(
             now + SimDuration::from_secs_f64(d),
             Event::Write { g: g as u16 },
@@ -168,25 +337,25 @@ impl RolloutWorld {
 
     /// Close every open interval at the end of the run (an exposure still open ends here).
     /// Its draws go to the trace: call it before the run's digest is taken.
-    pub fn finish(&mut self, d: &mut Draws<'_>) {
+    pub(crate) fn finish(&mut self, routes: &mut [Route], p: &RolloutParams, d: &mut Draws<'_>) {
         let now = d.now();
         // What `close_read` and `close_write` draw for (the same conditions): without it, an
         // interval in the state it closes to has nothing to count or record, and closing it
         // only moves its start (done here, without the calls).
         let reads_drawn = !self.per_query && self.read_rate_s > 0.0;
         let writes_drawn = !self.per_query && self.write_rate_s > 0.0;
-        for idx in 0..self.routes.len() {
-            let r = &mut self.routes[idx];
+        for idx in 0..routes.len() {
+            let r = &mut routes[idx];
             if !reads_drawn && r.read == 0 {
                 r.read_since = now;
             } else {
-                self.close_read(now, idx, 0, d);
+                self.close_read(now, routes, idx, 0, d);
             }
-            let r = &mut self.routes[idx];
+            let r = &mut routes[idx];
             if !writes_drawn && r.write_ok {
                 r.write_since = now;
             } else {
-                self.close_write(now, idx, true, d);
+                self.close_write(now, routes, idx, true, p, d);
             }
         }
         // The successful reads, then the successful writes: one count each over their summed
@@ -234,7 +403,7 @@ impl RolloutWorld {
         b: u64,
         d: &mut Draws<'_>,
     ) -> u64 {
-        let n = poisson(self.vtgates[g].wl_rng.get(), mean);
+        let n = poisson(self.rngs[g].get(), mean);
         d.draw(&TraceRecord {
             component: "workload",
             index,
