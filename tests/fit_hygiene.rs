@@ -22,10 +22,9 @@ fn incident() -> (tempfile::TempDir, PathBuf) {
     (d, logs)
 }
 
-/// Fit `logs`: the model without its comment lines, and the report printed.
-fn fit(dir: &Path, logs: &Path) -> (String, String) {
-    let out = dir.join("fitted.ron");
-    let o = vtsim_within(
+/// Run `vtsim fit logs --out out`.
+fn run_fit(dir: &Path, logs: &Path, out: &Path) -> std::process::Output {
+    vtsim_within(
         dir,
         &[
             "fit",
@@ -35,7 +34,13 @@ fn fit(dir: &Path, logs: &Path) -> (String, String) {
         ],
         &[],
         60,
-    );
+    )
+}
+
+/// Fit `logs`: the model without its comment lines, and the report printed.
+fn fit(dir: &Path, logs: &Path) -> (String, String) {
+    let out = dir.join("fitted.ron");
+    let o = run_fit(dir, logs, &out);
     let report = format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
@@ -109,17 +114,7 @@ fn files_that_are_no_input_are_skipped_and_named() {
     )
     .unwrap();
     let out = d.path().join("bad.ron");
-    let o = vtsim_within(
-        d.path(),
-        &[
-            "fit",
-            logs.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[],
-        60,
-    );
+    let o = run_fit(d.path(), &logs, &out);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("vtgate-11-zone1.log:1:"), "{err}");
@@ -282,17 +277,7 @@ fn errors_the_replay_cannot_give_fail_the_fit_with_exit_3() {
     }
     std::fs::write(&f, text).unwrap();
     let out = d.path().join("fitted.ron");
-    let o = vtsim_within(
-        d.path(),
-        &[
-            "fit",
-            logs.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[],
-        60,
-    );
+    let o = run_fit(d.path(), &logs, &out);
     let report = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(3), "{report}");
     assert!(
