@@ -194,17 +194,17 @@ fn a_vitesscluster_yaml_alone_gives_a_model_of_its_shape_and_flags() {
     assert_eq!((p.vtgates, p.shards, p.replicas_per_shard), (10, 2, 2));
     assert_eq!(p.vtgate.tablet_refresh_interval.as_secs_f64(), 45.0);
     // Without --out the model is printed, and `vtsim validate` takes it.
-    let o = vtsim_within(
-        dir.path(),
-        &["fit", "--cluster", yaml.to_str().unwrap()],
-        &[],
-        60,
-    );
+    let o = fit_cluster(dir.path(), &yaml);
     assert!(o.status.success());
     let printed = String::from_utf8_lossy(&o.stdout);
     assert_eq!(printed, std::fs::read_to_string(&out).unwrap());
     let v = vtsim_within(dir.path(), &["validate", out.to_str().unwrap()], &[], 60);
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+}
+
+/// `vtsim fit --cluster YAML`, the model on stdout.
+fn fit_cluster(dir: &Path, yaml: &Path) -> std::process::Output {
+    vtsim_within(dir, &["fit", "--cluster", yaml.to_str().unwrap()], &[], 60)
 }
 
 /// `kubectl get vitesscluster -o yaml` without a name prints a `kind: List`; a misspelt key
@@ -226,12 +226,7 @@ fn a_listed_cluster_is_read_and_misspelt_keys_are_named() {
         format!("apiVersion: v1\nkind: List\nitems:\n{body}metadata:\n  resourceVersion: \"\"\n");
     let yaml = dir.path().join("list.yaml");
     std::fs::write(&yaml, &listed).unwrap();
-    let o = vtsim_within(
-        dir.path(),
-        &["fit", "--cluster", yaml.to_str().unwrap()],
-        &[],
-        60,
-    );
+    let o = fit_cluster(dir.path(), &yaml);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let model = dir.path().join("m.ron");
     std::fs::write(&model, &o.stdout).unwrap();
@@ -250,12 +245,7 @@ fn a_listed_cluster_is_read_and_misspelt_keys_are_named() {
         );
     let yaml = dir.path().join("typo.yaml");
     std::fs::write(&yaml, &typo).unwrap();
-    let o = vtsim_within(
-        dir.path(),
-        &["fit", "--cluster", yaml.to_str().unwrap()],
-        &[],
-        60,
-    );
+    let o = fit_cluster(dir.path(), &yaml);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
     let line_of = |needle: &str| typo.lines().position(|l| l.contains(needle)).unwrap() + 1;
